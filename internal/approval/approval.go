@@ -1,0 +1,212 @@
+// Package approval carries the gateway's consent for one write to the tool
+// service that performs it. The gateway signs an Approval after a ticket was
+// confirmed (and, where required, approved by a person); the service verifies
+// the signature, binds it to the call it is about to apply and refuses any
+// replay. A service never applies a write without one.
+package approval
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Keys under which the gateway and the services exchange write metadata in
+// an MCP request's or result's _meta object.
+const (
+	// MetaApproval holds a signed approval token in tools/call _meta. A call
+	// to a write tool without it is a preview.
+	MetaApproval = "io.toolgate/approval"
+	// MetaPreviewDigest holds, in a preview result's _meta, the digest of
+	// the scope the preview showed. The gateway binds the ticket to it.
+	MetaPreviewDigest = "io.toolgate/preview-digest"
+	// MetaWrite marks, in a tool definition's _meta, a tool that writes.
+	MetaWrite = "io.toolgate/write"
+)
+
+// Approval is the signed statement "apply this exact call once".
+type Approval struct {
+	Service       string `json:"svc"`
+	Tool          string `json:"tool"`
+	ArgsDigest    string `json:"args"`
+	PreviewDigest string `json:"preview,omitempty"`
+	TicketID      string `json:"ticket"`
+	Force         bool   `json:"force,omitempty"`
+	// Expires is a Unix time in seconds.
+	Expires int64 `json:"exp"`
+}
+
+// Errors returned by Verify; check them with errors.Is.
+var (
+	ErrMalformed = errors.New("approval is malformed")
+	ErrSignature = errors.New("approval signature is invalid")
+	ErrExpired   = errors.New("approval has expired")
+	ErrMismatch  = errors.New("approval does not match this call")
+	ErrReplayed  = errors.New("approval was already used")
+	ErrFull      = errors.New("too many approvals in flight")
+)
+
+// MinKeyLen is the shortest accepted signing key.
+const MinKeyLen = 32
+
+// Signer signs approvals with a shared HMAC key.
+type Signer struct{ key []byte }
+
+// NewSigner returns a Signer; the key must be at least MinKeyLen bytes.
+func NewSigner(key []byte) (*Signer, error) {
+	if len(key) < MinKeyLen {
+		return nil, fmt.Errorf("approval signing key is too short: need at least %d bytes", MinKeyLen)
+	}
+	return &Signer{key: bytes.Clone(key)}, nil
+}
+
+// Sign returns the token for a.
+func (s *Signer) Sign(a Approval) (string, error) {
+	payload, err := json.Marshal(a)
+	if err != nil {
+		return "", fmt.Errorf("encode approval: %w", err)
+	}
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString(payload) + "." + enc.EncodeToString(mac(s.key, payload)), nil
+}
+
+func mac(key, payload []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("toolgate-approval-v1\x00"))
+	m.Write(payload)
+	return m.Sum(nil)
+}
+
+// Verifier checks approvals and remembers the used ones until they expire.
+type Verifier struct {
+	key     []byte
+	now     func() time.Time
+	maxUsed int
+
+	mu   sync.Mutex
+	used map[string]int64 // ticket id -> expiry
+}
+
+// NewVerifier returns a Verifier. now may be nil (time.Now).
+func NewVerifier(key []byte, now func() time.Time) (*Verifier, error) {
+	if len(key) < MinKeyLen {
+		return nil, fmt.Errorf("approval signing key is too short: need at least %d bytes", MinKeyLen)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Verifier{key: bytes.Clone(key), now: now, maxUsed: 100_000, used: map[string]int64{}}, nil
+}
+
+// Verify checks token against the call (service, tool, argument digest) and
+// consumes it: a second Verify of the same ticket fails with ErrReplayed.
+func (v *Verifier) Verify(token, service, tool, argsDigest string) (Approval, error) {
+	var a Approval
+	p64, s64, ok := strings.Cut(token, ".")
+	if !ok {
+		return a, ErrMalformed
+	}
+	enc := base64.RawURLEncoding
+	payload, err := enc.DecodeString(p64)
+	if err != nil {
+		return a, ErrMalformed
+	}
+	sig, err := enc.DecodeString(s64)
+	if err != nil {
+		return a, ErrMalformed
+	}
+	if !hmac.Equal(sig, mac(v.key, payload)) {
+		return a, ErrSignature
+	}
+	if err := json.Unmarshal(payload, &a); err != nil || a.TicketID == "" {
+		return Approval{}, ErrMalformed
+	}
+	now := v.now().Unix()
+	if now >= a.Expires {
+		return a, ErrExpired
+	}
+	if a.Service != service || a.Tool != tool || a.ArgsDigest != argsDigest {
+		return a, ErrMismatch
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if _, seen := v.used[a.TicketID]; seen {
+		return a, ErrReplayed
+	}
+	if len(v.used) >= v.maxUsed {
+		for id, exp := range v.used {
+			if exp <= now {
+				delete(v.used, id)
+			}
+		}
+		if len(v.used) >= v.maxUsed {
+			return a, ErrFull
+		}
+	}
+	v.used[a.TicketID] = a.Expires
+	return a, nil
+}
+
+// Canonical returns the canonical JSON of v: object keys sorted, numbers kept
+// as written, no HTML escaping. A nil value, null, or raw JSON of length zero
+// is the empty object, so "no arguments" has one digest.
+func Canonical(v any) ([]byte, error) {
+	switch raw := v.(type) {
+	case json.RawMessage:
+		v = decodeRaw(raw)
+	case []byte:
+		v = decodeRaw(raw)
+	}
+	if v == nil {
+		return []byte("{}"), nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	// Round-trip through a generic value so struct field order and map key
+	// order cannot differ between the two sides.
+	first, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("canonicalize: %w", err)
+	}
+	generic := decodeRaw(first)
+	if generic == nil {
+		return []byte("{}"), nil
+	}
+	if err := enc.Encode(generic); err != nil {
+		return nil, fmt.Errorf("canonicalize: %w", err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+func decodeRaw(raw []byte) any {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		// Not JSON: digest the bytes as a string so it still binds.
+		return string(raw)
+	}
+	return out
+}
+
+// Digest returns the hex SHA-256 of Canonical(v).
+func Digest(v any) (string, error) {
+	c, err := Canonical(v)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(c)
+	return hex.EncodeToString(sum[:]), nil
+}
