@@ -1,0 +1,151 @@
+// Package audit writes the gateway's audit trail: one JSON object per line
+// for every policy decision, call outcome and ticket event. Records hold an
+// argument digest, never the arguments, and never a token.
+package audit
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Event names.
+const (
+	EventDecision = "decision"
+	EventOutcome  = "outcome"
+	EventTicket   = "ticket"
+)
+
+// maxField bounds each string field in bytes so one hostile value cannot
+// produce a huge line.
+const maxField = 1024
+
+// Record is one audit event. Empty fields are omitted from the line.
+type Record struct {
+	Time       time.Time
+	Event      string // EventDecision, EventOutcome or EventTicket
+	Client     string
+	User       string
+	Service    string
+	Tool       string
+	Decision   string
+	Reason     string
+	Approval   string
+	TicketID   string
+	ArgsDigest string
+	DurationMS float64
+	Outcome    string // ok, an error code, denied, pending, ...
+	Bytes      int
+}
+
+// line fixes the on-disk field names; they are a stable interface for log
+// shippers and must not be renamed.
+type line struct {
+	Time       string  `json:"time"`
+	Event      string  `json:"event,omitempty"`
+	Client     string  `json:"client,omitempty"`
+	User       string  `json:"user,omitempty"`
+	Service    string  `json:"service,omitempty"`
+	Tool       string  `json:"tool,omitempty"`
+	Decision   string  `json:"decision,omitempty"`
+	Reason     string  `json:"reason,omitempty"`
+	Approval   string  `json:"approval,omitempty"`
+	TicketID   string  `json:"ticket_id,omitempty"`
+	ArgsDigest string  `json:"args_digest,omitempty"`
+	DurationMS float64 `json:"duration_ms,omitempty"`
+	Outcome    string  `json:"outcome,omitempty"`
+	Bytes      int     `json:"bytes,omitempty"`
+}
+
+// Logger writes Records to an io.Writer. It is safe for concurrent use; each
+// record is one Write call of one complete line.
+type Logger struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+// New returns a Logger that writes to w.
+func New(w io.Writer) *Logger { return &Logger{w: w} }
+
+// Discard returns a Logger that drops every record.
+func Discard() *Logger { return New(io.Discard) }
+
+// Log writes r as one JSON line. A zero Time is set to now. Write errors are
+// kept for Err rather than returned, so auditing never fails a call path
+// that has already happened.
+func (l *Logger) Log(r Record) {
+	if l == nil {
+		return
+	}
+	if r.Time.IsZero() {
+		r.Time = time.Now()
+	}
+	if math.IsNaN(r.DurationMS) || math.IsInf(r.DurationMS, 0) {
+		r.DurationMS = 0 // JSON cannot carry them; keep the rest of the record
+	}
+	b, err := json.Marshal(line{
+		Time:       r.Time.UTC().Format(time.RFC3339Nano),
+		Event:      clean(r.Event),
+		Client:     clean(r.Client),
+		User:       clean(r.User),
+		Service:    clean(r.Service),
+		Tool:       clean(r.Tool),
+		Decision:   clean(r.Decision),
+		Reason:     clean(r.Reason),
+		Approval:   clean(r.Approval),
+		TicketID:   clean(r.TicketID),
+		ArgsDigest: clean(r.ArgsDigest),
+		DurationMS: r.DurationMS,
+		Outcome:    clean(r.Outcome),
+		Bytes:      r.Bytes,
+	})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil {
+		_, err = l.w.Write(append(b, '\n'))
+	}
+	if err != nil && l.err == nil {
+		l.err = err
+	}
+}
+
+// Err returns the first write error, if any, so health checks can report a
+// broken audit sink.
+func (l *Logger) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// clean drops control and line-separator characters and invalid UTF-8, then
+// caps the length on a rune boundary. JSON encoding would escape a newline
+// anyway; stripping it also protects anyone who prints the decoded value.
+func clean(s string) string {
+	ok := len(s) <= maxField
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(r) > maxField {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
