@@ -1,0 +1,219 @@
+// Package app assembles the gateway from its parts: configuration, policy
+// engine, tickets, pins, service backends, router, authentication, admin API
+// and metrics. Build is used by the fx modules in main and by tests alike.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/policies"
+	"github.com/toolgate/toolgate/services/gateway/admin"
+	"github.com/toolgate/toolgate/services/gateway/audit"
+	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/backend"
+	"github.com/toolgate/toolgate/services/gateway/metrics"
+	"github.com/toolgate/toolgate/services/gateway/pins"
+	"github.com/toolgate/toolgate/services/gateway/policy"
+	"github.com/toolgate/toolgate/services/gateway/router"
+	"github.com/toolgate/toolgate/services/gateway/tickets"
+)
+
+// ServiceConfig is one tool service behind the gateway.
+type ServiceConfig struct {
+	Name  string
+	URL   string
+	Token []byte
+}
+
+// Config is everything the gateway needs to run.
+type Config struct {
+	Listen      string
+	AdminListen string
+	// Tokens holds the client token hashes.
+	Tokens         *auth.Tokens
+	AllowedOrigins []string
+	AdminToken     []byte
+	ApprovalKey    []byte
+	Services       []ServiceConfig
+	// PolicyMode is "embedded" or "remote".
+	PolicyMode string
+	PolicyURL  string
+	PinsFile   string
+
+	CallTimeout        time.Duration
+	MaxResultBytes     int
+	ServiceConcurrency int
+	TicketTTL          time.Duration
+	RefreshInterval    time.Duration
+}
+
+// Gateway is the assembled gateway.
+type Gateway struct {
+	Public  http.Handler // /mcp, /mcp/<service>, /healthz, /readyz, /metrics
+	Admin   http.Handler // /admin/… on its own listener
+	Router  *router.Router
+	Tickets *tickets.Store
+	Pins    *pins.Store
+	Metrics *metrics.Metrics
+	Policy  policy.Engine
+
+	backends []*backend.Backend
+}
+
+// Options carry the process-level dependencies of Build.
+type Options struct {
+	Logger *slog.Logger
+	// Audit receives one JSON line per decision and outcome.
+	Audit io.Writer
+	Now   func() time.Time
+	// HTTPClient reaches the services and the policy sidecar.
+	HTTPClient *http.Client
+}
+
+// Build assembles a gateway from cfg.
+func Build(ctx context.Context, cfg Config, o Options) (*Gateway, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Audit == nil {
+		o.Audit = io.Discard
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = backend.NewHTTPClient()
+	}
+	if cfg.Tokens == nil {
+		return nil, errors.New("gateway: no client tokens configured")
+	}
+	engine, err := newEngine(ctx, cfg, o.HTTPClient)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := approval.NewSigner(cfg.ApprovalKey)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	pinStore, err := pins.Load(cfg.PinsFile)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g := &Gateway{
+		Tickets: tickets.NewStore(o.Now, 10_000),
+		Pins:    pinStore,
+		Metrics: metrics.New(),
+		Policy:  engine,
+	}
+	var routed []router.Backend
+	r := &lazyRefresh{}
+	for _, s := range cfg.Services {
+		b := backend.New(backend.Config{
+			Name: s.Name, URL: s.URL, Token: s.Token, MaxConcurrent: cfg.ServiceConcurrency,
+			HTTPClient: o.HTTPClient, Logger: o.Logger, OnListChanged: r.refresh,
+		})
+		g.backends = append(g.backends, b)
+		routed = append(routed, b)
+	}
+	g.Router, err = router.New(router.Config{
+		CallTimeout: cfg.CallTimeout, MaxResultBytes: cfg.MaxResultBytes, TicketTTL: cfg.TicketTTL,
+	}, router.Deps{
+		Policy: engine, Tickets: g.Tickets, Pins: g.Pins, Signer: signer,
+		Audit: audit.New(o.Audit), Metrics: g.Metrics, Logger: o.Logger, Now: o.Now, Backends: routed,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	r.set(ctx, g.Router, o.Logger)
+
+	authn := auth.NewAuthenticator(cfg.Tokens, cfg.AllowedOrigins, o.Logger)
+	mux := http.NewServeMux()
+	mcp := authn.Middleware(g.Router.Handler())
+	mux.Handle("/mcp", mcp)
+	mux.Handle("/mcp/", mcp)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ok"}`)
+	})
+	mux.HandleFunc("GET /readyz", g.ready)
+	mux.Handle("GET /metrics", g.Metrics.Handler())
+	g.Public = mux
+
+	if len(cfg.AdminToken) > 0 {
+		g.Admin, err = admin.NewHandler(cfg.AdminToken, g.Tickets, g.Pins, g.Metrics, o.Logger)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: admin: %w", err)
+		}
+	}
+	return g, nil
+}
+
+func newEngine(ctx context.Context, cfg Config, hc *http.Client) (policy.Engine, error) {
+	switch cfg.PolicyMode {
+	case "", "embedded":
+		e, err := policy.NewEmbedded(ctx, policies.FS)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: load embedded policy: %w", err)
+		}
+		return e, nil
+	case "remote":
+		if cfg.PolicyURL == "" {
+			return nil, errors.New("gateway: POLICY_MODE=remote needs POLICY_URL")
+		}
+		return policy.NewRemote(cfg.PolicyURL, hc), nil
+	default:
+		return nil, fmt.Errorf("gateway: POLICY_MODE must be embedded or remote")
+	}
+}
+
+// ready answers 200 when the policy engine answers; services being down
+// only makes their own tools unavailable, so they do not fail readiness.
+func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	w.Header().Set("Content-Type", "application/json")
+	_, err := g.Policy.Decide(ctx, policy.Input{Action: policy.ActionList, Service: "-", Tool: "-", Time: time.Now().UTC(), Ticket: policy.Ticket{State: "none"}})
+	if err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, `{"status":"not_ready","reason":"policy engine unavailable"}`)
+		return
+	}
+	_, _ = io.WriteString(w, `{"status":"ready"}`)
+}
+
+// Close ends the service sessions.
+func (g *Gateway) Close() error {
+	var errs []error
+	for _, b := range g.backends {
+		errs = append(errs, b.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// lazyRefresh lets backends announce tool list changes to the router that
+// is built after them.
+type lazyRefresh struct {
+	ctx context.Context
+	r   *router.Router
+	log *slog.Logger
+}
+
+func (l *lazyRefresh) set(ctx context.Context, r *router.Router, log *slog.Logger) {
+	l.ctx, l.r, l.log = context.WithoutCancel(ctx), r, log
+}
+
+func (l *lazyRefresh) refresh(service string) {
+	if l.r == nil {
+		return
+	}
+	if err := l.r.Refresh(l.ctx, service); err != nil {
+		l.log.Warn("refresh after list_changed failed", "service", service, "error", err)
+	}
+}

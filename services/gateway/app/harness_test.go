@@ -1,0 +1,395 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/internal/redact"
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/services/gateway/app"
+	"github.com/toolgate/toolgate/services/gateway/auth"
+)
+
+// Known secret values planted everywhere; no response, audit line or log
+// line may contain any of them.
+const (
+	serviceToken  = "svc-token-SECRET-1111111111111111"
+	approvalKey   = "approval-key-SECRET-2222222222222222222222"
+	adminToken    = "admin-token-SECRET-3333333333333333"
+	upstreamKey   = "upstream-apikey-SECRET-44444444"
+	otherKey      = "wrong-approval-key-5555555555555555555555555"
+	demoPrefixURL = "/mcp"
+)
+
+// clock is a settable time source shared by the gateway and the service.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// demo is the small tool service that lives in test code: a counter with a
+// read, a model-approved write and a human-approved destructive write.
+type demo struct {
+	counter atomic.Int64
+	applied atomic.Int64 // how many Apply calls ran
+	slow    chan struct{}
+	secret  string
+}
+
+func (d *demo) tools() []toolkit.Tool {
+	return []toolkit.Tool{
+		{
+			Name: "demo_echo", Description: "Echo a text back.",
+			Schema:      json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","maxLength":100}},"required":["text"],"additionalProperties":false}`),
+			Annotations: toolkit.Annotations{ReadOnly: true, Idempotent: true},
+			Read: func(_ context.Context, a toolkit.Args) (any, error) {
+				var in struct{ Text string }
+				if err := a.Decode(&in); err != nil {
+					return nil, err
+				}
+				return map[string]any{"text": in.Text, "counter": d.counter.Load()}, nil
+			},
+		},
+		{
+			Name: "demo_config", Description: "Show the upstream settings (contains secrets that must be redacted).",
+			Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
+			Annotations: toolkit.Annotations{ReadOnly: true, Idempotent: true},
+			Read: func(context.Context, toolkit.Args) (any, error) {
+				return map[string]any{
+					"api_key": d.secret,
+					"url":     "https://user:" + d.secret + "@sonarr.lan/api?apikey=" + d.secret,
+					"note":    "key is " + d.secret,
+				}, nil
+			},
+		},
+		{
+			Name: "demo_fail", Description: "Fail with an upstream error that quotes a secret.",
+			Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
+			Annotations: toolkit.Annotations{ReadOnly: true},
+			Read: func(context.Context, toolkit.Args) (any, error) {
+				return nil, fmt.Errorf("upstream said: bad key %s", d.secret)
+			},
+		},
+		{
+			Name: "demo_slow", Description: "Block until released or cancelled.",
+			Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
+			Annotations: toolkit.Annotations{ReadOnly: true},
+			Read: func(ctx context.Context, _ toolkit.Args) (any, error) {
+				select {
+				case <-d.slow:
+					return map[string]any{"done": true}, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			},
+		},
+		{
+			Name: "demo_counter_add", Description: "Add to the counter.",
+			Schema:      json.RawMessage(`{"type":"object","properties":{"amount":{"type":"integer","minimum":1,"maximum":100}},"required":["amount"],"additionalProperties":false}`),
+			Annotations: toolkit.Annotations{},
+			Write: &toolkit.Write{
+				Preview: func(_ context.Context, a toolkit.Args) (any, error) {
+					var in struct{ Amount int64 }
+					if err := a.Decode(&in); err != nil {
+						return nil, err
+					}
+					cur := d.counter.Load()
+					return map[string]any{"current": cur, "new": cur + in.Amount}, nil
+				},
+				Apply: func(_ context.Context, a toolkit.Args, p any) (any, error) {
+					var in struct{ Amount int64 }
+					if err := a.Decode(&in); err != nil {
+						return nil, err
+					}
+					d.applied.Add(1)
+					return map[string]any{"counter": d.counter.Add(in.Amount)}, nil
+				},
+			},
+		},
+		{
+			Name: "demo_counter_reset", Description: "Reset the counter to zero.",
+			Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
+			Annotations: toolkit.Annotations{Destructive: true, Idempotent: true},
+			Write: &toolkit.Write{
+				Preview: func(context.Context, toolkit.Args) (any, error) {
+					return map[string]any{"current": d.counter.Load(), "new": 0}, nil
+				},
+				Apply: func(context.Context, toolkit.Args, any) (any, error) {
+					d.applied.Add(1)
+					d.counter.Store(0)
+					return map[string]any{"counter": 0}, nil
+				},
+			},
+		},
+	}
+}
+
+// harness runs the demo service and the gateway over real HTTP.
+type harness struct {
+	t       *testing.T
+	demo    *demo
+	clock   *clock
+	gw      *app.Gateway
+	gwSrv   *httptest.Server
+	admin   *httptest.Server
+	svc     *httptest.Server
+	tokens  map[string]string // client name -> bearer token
+	logs    *syncBuffer
+	audit   *syncBuffer
+	wire    *syncBuffer // every response body the clients saw
+	svcSwap atomic.Pointer[http.Handler]
+}
+
+type harnessOption func(*app.Config)
+
+func newHarness(t *testing.T, opts ...harnessOption) *harness {
+	t.Helper()
+	h := &harness{
+		t: t, demo: &demo{slow: make(chan struct{}), secret: upstreamKey},
+		clock: &clock{now: time.Now()},
+		logs:  &syncBuffer{}, audit: &syncBuffer{}, wire: &syncBuffer{},
+		tokens: map[string]string{},
+	}
+	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	svc := h.newService(t, logger, h.demo.tools())
+	var handler http.Handler = svc.Handler()
+	h.svcSwap.Store(&handler)
+	h.svc = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*h.svcSwap.Load()).ServeHTTP(w, r)
+	}))
+	t.Cleanup(h.svc.Close)
+
+	var lines []string
+	for _, c := range []struct {
+		name   string
+		groups []string
+	}{
+		{"openwebui", []string{"users"}},
+		{"hermes", []string{"users"}},
+		{"kiosk", []string{"readonly"}},
+		{"stranger", []string{"nobody"}},
+	} {
+		tok, line, err := auth.NewToken(c.name, c.groups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.tokens[c.name] = tok
+		lines = append(lines, line)
+	}
+	tokens, err := auth.ParseTokens(strings.NewReader(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := app.Config{
+		Tokens:         tokens,
+		AllowedOrigins: []string{"http://openwebui.local:3000"},
+		AdminToken:     []byte(adminToken),
+		ApprovalKey:    []byte(approvalKey),
+		Services: []app.ServiceConfig{
+			{Name: "demo", URL: h.svc.URL + "/mcp", Token: []byte(serviceToken)},
+		},
+		PolicyMode:         "embedded",
+		CallTimeout:        5 * time.Second,
+		ServiceConcurrency: 8,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	ctx := t.Context()
+	h.gw, err = app.Build(ctx, cfg, app.Options{Logger: logger, Audit: h.audit, Now: h.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.gw.Close() })
+	h.gw.Router.RefreshAll(ctx)
+	h.gwSrv = httptest.NewServer(h.gw.Public)
+	t.Cleanup(h.gwSrv.Close)
+	h.admin = httptest.NewServer(h.gw.Admin)
+	t.Cleanup(h.admin.Close)
+	return h
+}
+
+func (h *harness) newService(t *testing.T, logger *slog.Logger, tools []toolkit.Tool) *toolkit.Service {
+	t.Helper()
+	svc, err := toolkit.New(toolkit.Options{
+		Name: "demo", ServiceToken: []byte(serviceToken), ApprovalKey: []byte(approvalKey),
+		AllowWrites: true, Redactor: redact.New([]byte(upstreamKey), []byte(serviceToken), []byte(approvalKey)),
+		Logger: logger, CallTimeout: 5 * time.Second,
+	}, tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// recordingTransport copies every response body into the harness's wire log.
+type recordingTransport struct {
+	base http.RoundTripper
+	wire *syncBuffer
+	hdr  map[string]string
+}
+
+func (rt *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range rt.hdr {
+		r.Header.Set(k, v)
+	}
+	res, err := rt.base.RoundTrip(r)
+	if err != nil || res.Body == nil {
+		return res, err
+	}
+	res.Body = &teeBody{rc: res.Body, w: rt.wire}
+	return res, nil
+}
+
+type teeBody struct {
+	rc interface {
+		Read([]byte) (int, error)
+		Close() error
+	}
+	w *syncBuffer
+}
+
+func (b *teeBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		_, _ = b.w.Write(p[:n])
+	}
+	return n, err
+}
+
+func (b *teeBody) Close() error { return b.rc.Close() }
+
+func (h *harness) httpClient(hdr map[string]string) *http.Client {
+	return &http.Client{Transport: &recordingTransport{base: http.DefaultTransport, wire: h.wire, hdr: hdr}}
+}
+
+// client opens an mcp-go client for clientName (and end user) on path.
+func (h *harness) client(clientName, user, path string, opts ...client.ClientOption) *client.Client {
+	h.t.Helper()
+	hdr := map[string]string{"Authorization": "Bearer " + h.tokens[clientName]}
+	if user != "" {
+		hdr["X-OpenWebUI-User-Email"] = user
+	}
+	tr, err := transport.NewStreamableHTTP(h.gwSrv.URL+path, transport.WithHTTPBasicClient(h.httpClient(hdr)))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c := client.NewClient(tr, opts...)
+	ctx := h.t.Context()
+	if err := c.Start(ctx); err != nil {
+		h.t.Fatal(err)
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		h.t.Fatalf("initialize: %v", err)
+	}
+	h.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// call runs a tool and returns its structured content as a map.
+func call(t *testing.T, c *client.Client, tool string, args map[string]any) (map[string]any, bool) {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := c.CallTool(t.Context(), req)
+	if err != nil {
+		t.Fatalf("call %s: %v", tool, err)
+	}
+	return structured(t, res), res.IsError
+}
+
+func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	var raw []byte
+	switch {
+	case len(res.RawStructuredContent) > 0:
+		raw = res.RawStructuredContent
+	case res.StructuredContent != nil:
+		raw, _ = json.Marshal(res.StructuredContent)
+	default:
+		if len(res.Content) == 0 {
+			t.Fatal("empty result")
+		}
+		raw = []byte(res.Content[0].(mcp.TextContent).Text)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("structured content is not an object: %s", raw)
+	}
+	return m
+}
+
+func errCode(m map[string]any) toolerr.Code {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return toolerr.Code(c)
+}
+
+func errMessage(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	s, _ := e["message"].(string)
+	return s
+}
+
+// adminPost calls the admin API.
+func (h *harness) adminPost(path string) int {
+	h.t.Helper()
+	req, _ := http.NewRequestWithContext(h.t.Context(), http.MethodPost, h.admin.URL+path, strings.NewReader(`{"by":"tester"}`))
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}

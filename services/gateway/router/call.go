@@ -1,0 +1,453 @@
+package router
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/services/gateway/audit"
+	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/policy"
+	"github.com/toolgate/toolgate/services/gateway/tickets"
+)
+
+// call is one tools/call as it moves through the gateway.
+type call struct {
+	e          *entry
+	id         auth.Identity
+	args       map[string]any
+	argsDigest string
+	confirm    bool
+	ticket     string
+	force      bool
+	start      time.Time
+	decision   policy.Decision
+	ticketID   string
+}
+
+func (r *Router) handle(e *entry) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c := &call{e: e, start: r.deps.Now()}
+		id, ok := auth.IdentityFrom(ctx)
+		if !ok {
+			return errorResult(toolerr.New(toolerr.AuthFailed, "no authenticated client")), nil
+		}
+		c.id = id
+		res, outcome := r.serve(ctx, c, req)
+		r.finish(c, res, outcome)
+		return res, nil
+	}
+}
+
+func (r *Router) serve(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, string) {
+	if err := r.parseArgs(c, req); err != nil {
+		return errorResult(err), string(toolerr.CodeOf(err))
+	}
+	state := "none"
+	if t, ok := r.deps.Tickets.Get(c.ticket); ok && c.ticket != "" && t.Binding == r.binding(c) {
+		state = "valid"
+	}
+	in := r.input(c.id, c.e, policy.ActionCall, c.args, policy.Ticket{State: state, Force: c.force})
+	d, err := r.deps.Policy.Decide(ctx, in)
+	if err == nil {
+		err = policy.Validate(d)
+	}
+	if err != nil {
+		r.log.Error("policy failed; denying", "error", err)
+		d = policy.Decision{Decision: policy.Deny, Reason: "the policy could not be evaluated"}
+	}
+	c.decision = d
+	r.deps.Audit.Log(r.record(c, "decision", "", 0))
+
+	switch {
+	case d.Decision == policy.Deny:
+		return errorResult(toolerr.New(toolerr.Forbidden, "denied by policy: %s", d.Reason)), "denied"
+	case !c.e.write && d.Decision == policy.Allow:
+		if c.confirm || c.ticket != "" {
+			return errorResult(toolerr.New(toolerr.InvalidArgument, "%s only reads; it takes no confirm or ticket", c.e.offered.Name)), string(toolerr.InvalidArgument)
+		}
+		return r.forward(ctx, c, nil, true)
+	case !c.e.write:
+		// The policy asked for confirmation of a read; reads have no
+		// preview, so there is nothing a user could consent to.
+		return errorResult(toolerr.New(toolerr.Forbidden, "policy requires confirmation for a read tool, which is not supported: %s", d.Reason)), "denied"
+	case d.Decision == policy.Allow && c.ticket == "":
+		// A low-risk write the policy allows without a ticket. The service
+		// still applies only a scope it previewed, so preview first.
+		return r.applyWithoutTicket(ctx, c)
+	case c.ticket == "":
+		if c.confirm {
+			return errorResult(toolerr.New(toolerr.InvalidArgument,
+				"confirm: true needs the ticket from the preview; call without confirm first to get a preview and a ticket")), string(toolerr.InvalidArgument)
+		}
+		return r.preview(ctx, c)
+	default:
+		return r.confirmTicket(ctx, c)
+	}
+}
+
+// parseArgs decodes the arguments keeping numbers exact and takes the
+// gateway's own confirm and ticket arguments out of them.
+func (r *Router) parseArgs(c *call, req mcp.CallToolRequest) error {
+	raw := req.Params.RawArguments
+	if len(raw) == 0 {
+		if req.Params.Arguments == nil {
+			raw = json.RawMessage("{}")
+		} else {
+			b, err := json.Marshal(req.Params.Arguments)
+			if err != nil {
+				return toolerr.Wrap(toolerr.InvalidArgument, err, "arguments are not a JSON object")
+			}
+			raw = b
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var args map[string]any
+	if err := dec.Decode(&args); err != nil {
+		return toolerr.Wrap(toolerr.InvalidArgument, err, "arguments must be a JSON object")
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	if c.e.write {
+		if v, ok := args[argConfirm]; ok {
+			b, isBool := v.(bool)
+			if !isBool {
+				return toolerr.New(toolerr.InvalidArgument, "confirm must be a boolean")
+			}
+			c.confirm = b
+			delete(args, argConfirm)
+		}
+		if v, ok := args[argTicket]; ok {
+			s, isStr := v.(string)
+			if !isStr || len(s) > 128 {
+				return toolerr.New(toolerr.InvalidArgument, "ticket must be the ticket string from the preview")
+			}
+			c.ticket = s
+			delete(args, argTicket)
+		}
+		if c.ticket != "" && !c.confirm {
+			return toolerr.New(toolerr.InvalidArgument, "a ticket is only accepted together with confirm: true, after the user agreed to the preview")
+		}
+	}
+	if f, ok := args["force"].(bool); ok {
+		c.force = f
+	}
+	d, err := approval.Digest(args)
+	if err != nil {
+		return toolerr.Wrap(toolerr.InvalidArgument, err, "arguments cannot be digested")
+	}
+	c.args, c.argsDigest = args, d
+	return nil
+}
+
+func (r *Router) binding(c *call) tickets.Binding {
+	return tickets.Binding{
+		Client: c.id.Client.Name, User: c.id.User, Service: c.e.service,
+		Tool: c.e.upstream.Name, ArgsDigest: c.argsDigest, Force: c.force,
+	}
+}
+
+// preview asks the service what the write would do and issues a ticket.
+func (r *Router) preview(ctx context.Context, c *call) (*mcp.CallToolResult, string) {
+	res, outcome := r.forward(ctx, c, nil, false)
+	if res.IsError {
+		return res, outcome
+	}
+	digest := previewDigest(res)
+	if digest == "" {
+		return errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned a preview without a digest; refusing to issue a ticket", c.e.service)), string(toolerr.UpstreamUnavailable)
+	}
+	preview := previewBody(res)
+	kind := c.decision.Approval
+	if kind != tickets.ApprovalHuman {
+		kind = tickets.ApprovalModel
+	}
+	ttl := r.cfg.TicketTTL
+	if c.decision.TTLSeconds > 0 {
+		ttl = time.Duration(c.decision.TTLSeconds) * time.Second
+	}
+	t, err := r.deps.Tickets.Issue(r.binding(c), digest, kind, ttl, preview)
+	if err != nil {
+		return errorResult(toolerr.Wrap(toolerr.Busy, err, "too many open tickets; try again later")), string(toolerr.Busy)
+	}
+	c.ticketID = t.ID
+	r.deps.Metrics.Ticket("issued")
+	if kind == tickets.ApprovalHuman {
+		r.deps.Metrics.Ticket("pending")
+	}
+	body := map[string]any{
+		"status":     "confirmation_required",
+		"tool":       c.e.offered.Name,
+		"ticket":     t.ID,
+		"expires_at": t.Expires.UTC().Format(time.RFC3339),
+		"approval":   kind,
+		"reason":     c.decision.Reason,
+		"preview":    preview,
+		"next":       nextStep(c.e.offered.Name, t.ID, kind),
+	}
+	return success(body), "preview"
+}
+
+func nextStep(tool, ticket, kind string) string {
+	s := fmt.Sprintf("Nothing has changed yet. Show this preview to the user and ask for explicit consent. "+
+		"Only if the user agrees, call %s again with exactly the same arguments plus \"confirm\": true and \"ticket\": %q.", tool, ticket)
+	if kind == tickets.ApprovalHuman {
+		s += fmt.Sprintf(" This write also needs a person's approval outside this chat "+
+			"(gateway admin: `gateway approvals approve %s`); a confirm from the assistant alone is not consent.", ticket)
+	}
+	return s
+}
+
+// previewBody takes the service's preview out of its result.
+func previewBody(res *mcp.CallToolResult) json.RawMessage {
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return nil
+	}
+	var wrapper struct {
+		Preview json.RawMessage `json:"preview"`
+	}
+	if json.Unmarshal(raw, &wrapper) == nil && len(wrapper.Preview) > 0 {
+		return wrapper.Preview
+	}
+	return raw
+}
+
+func (r *Router) applyWithoutTicket(ctx context.Context, c *call) (*mcp.CallToolResult, string) {
+	res, outcome := r.forward(ctx, c, nil, false)
+	if res.IsError {
+		return res, outcome
+	}
+	digest := previewDigest(res)
+	if digest == "" {
+		return errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned a preview without a digest", c.e.service)), string(toolerr.UpstreamUnavailable)
+	}
+	return r.apply(ctx, c, "auto_"+randomID(), digest, r.deps.Now().Add(time.Minute))
+}
+
+func previewDigest(res *mcp.CallToolResult) string {
+	if res.Meta == nil {
+		return ""
+	}
+	d, _ := res.Meta.AdditionalFields[approval.MetaPreviewDigest].(string)
+	return d
+}
+
+// confirmTicket redeems the ticket and applies the write.
+func (r *Router) confirmTicket(ctx context.Context, c *call) (*mcp.CallToolResult, string) {
+	c.ticketID = c.ticket
+	t, err := r.deps.Tickets.Redeem(c.ticket, r.binding(c))
+	switch {
+	case err == nil:
+	case errors.Is(err, tickets.ErrPending):
+		r.deps.Metrics.Ticket("pending")
+		return success(map[string]any{
+			"status":  "pending",
+			"ticket":  c.ticket,
+			"applied": false,
+			"message": "Nothing was changed. This ticket waits for a person's approval outside this chat; confirm again after it was approved.",
+		}), "pending"
+	case errors.Is(err, tickets.ErrExpired):
+		r.deps.Metrics.Ticket("expired")
+		return errorResult(toolerr.New(toolerr.Forbidden, "the ticket has expired; nothing was changed — call without confirm for a new preview")), "ticket_expired"
+	default:
+		r.deps.Metrics.Ticket("rejected")
+		return errorResult(toolerr.New(toolerr.Forbidden, "ticket refused: %s; nothing was changed — %s", err, ticketHint(err))), "ticket_rejected"
+	}
+	r.deps.Metrics.Ticket("confirmed")
+	return r.apply(ctx, c, t.ID, t.PreviewDigest, t.Expires)
+}
+
+func ticketHint(err error) string {
+	switch {
+	case errors.Is(err, tickets.ErrMismatch):
+		return "a ticket only confirms the exact call it was issued for (same client, user, tool, arguments and force)"
+	case errors.Is(err, tickets.ErrUsed):
+		return "a ticket confirms one call only"
+	case errors.Is(err, tickets.ErrDenied):
+		return "a person denied this write"
+	default:
+		return "call without confirm for a new preview"
+	}
+}
+
+// apply signs an approval for the service and forwards the call.
+func (r *Router) apply(ctx context.Context, c *call, ticketID, previewDigest string, expires time.Time) (*mcp.CallToolResult, string) {
+	c.ticketID = ticketID
+	// The approval lives just long enough for this call.
+	if limit := r.deps.Now().Add(r.cfg.CallTimeout + 30*time.Second); expires.After(limit) {
+		expires = limit
+	}
+	token, err := r.deps.Signer.Sign(approval.Approval{
+		Service: c.e.service, Tool: c.e.upstream.Name, ArgsDigest: c.argsDigest,
+		PreviewDigest: previewDigest, TicketID: ticketID, Force: c.force, Expires: expires.Unix(),
+	})
+	if err != nil {
+		return errorResult(toolerr.Wrap(toolerr.Internal, err, "could not sign the approval")), string(toolerr.Internal)
+	}
+	return r.forward(ctx, c, map[string]any{approval.MetaApproval: token}, false)
+}
+
+// forward sends the call to the service and returns a clean result: only
+// content, structured content and isError leave (upstream _meta, result
+// types and server info stay behind), capped in size.
+func (r *Router) forward(ctx context.Context, c *call, meta map[string]any, retry bool) (*mcp.CallToolResult, string) {
+	b := r.backends[c.e.service]
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.CallTimeout)
+	defer cancel()
+	res, err := b.Call(ctx, c.e.upstream.Name, c.args, meta, retry)
+	if err != nil {
+		return errorResult(err), string(toolerr.CodeOf(err))
+	}
+	if res == nil {
+		return errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned no result", c.e.service)), string(toolerr.UpstreamUnavailable)
+	}
+	out := &mcp.CallToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
+	if len(res.RawStructuredContent) > 0 {
+		out.StructuredContent = res.RawStructuredContent
+	}
+	if res.Meta != nil {
+		// Only the preview digest is kept, for the gateway itself.
+		if d, ok := res.Meta.AdditionalFields[approval.MetaPreviewDigest]; ok {
+			out.Meta = &mcp.Meta{AdditionalFields: map[string]any{approval.MetaPreviewDigest: d}}
+		}
+	}
+	out = capResult(out, r.cfg.MaxResultBytes)
+	outcome := "ok"
+	if out.IsError {
+		outcome = errorCode(out)
+	}
+	return out, outcome
+}
+
+func errorCode(res *mcp.CallToolResult) string {
+	raw, err := json.Marshal(res.StructuredContent)
+	if err == nil {
+		var body struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(raw, &body) == nil && body.Error.Code != "" {
+			return body.Error.Code
+		}
+	}
+	return "error"
+}
+
+// capResult enforces the gateway's byte cap on a result. Text is cut on a
+// UTF-8 boundary with an explicit marker; structured content that does not
+// fit is replaced by a note, never cut into invalid JSON.
+func capResult(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
+	size := 0
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			size += len(t.Text)
+		} else if b, err := json.Marshal(c); err == nil {
+			size += len(b)
+		}
+	}
+	var structured []byte
+	if res.StructuredContent != nil {
+		structured, _ = json.Marshal(res.StructuredContent)
+		size += len(structured)
+	}
+	if size <= max {
+		return res
+	}
+	budget := max
+	out := &mcp.CallToolResult{IsError: res.IsError}
+	out.Meta = res.Meta
+	note := fmt.Sprintf("[toolgate: truncated: the result had %d bytes, over the gateway's cap of %d; narrow the request]", size, max)
+	for _, c := range res.Content {
+		t, ok := c.(mcp.TextContent)
+		if !ok {
+			continue
+		}
+		keep := budget / 2
+		if len(t.Text) > keep {
+			t.Text = cutUTF8(t.Text, keep) + "\n" + note
+		}
+		budget -= len(t.Text)
+		out.Content = append(out.Content, t)
+		if budget <= 0 {
+			break
+		}
+	}
+	if len(out.Content) == 0 {
+		out.Content = []mcp.Content{mcp.NewTextContent(note)}
+	}
+	if structured != nil {
+		out.StructuredContent = map[string]any{"truncated": true, "total_bytes": size, "note": note}
+	}
+	return out
+}
+
+func cutUTF8(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	if n < 0 {
+		n = 0
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func success(body map[string]any) *mcp.CallToolResult {
+	data, _ := json.Marshal(body)
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(string(data))},
+		StructuredContent: body,
+	}
+}
+
+func (r *Router) record(c *call, event, outcome string, bytes int) audit.Record {
+	rec := audit.Record{
+		Time: r.deps.Now().UTC(), Event: event, Client: c.id.Client.Name, User: c.id.User,
+		Service: c.e.service, Tool: c.e.upstream.Name, Decision: c.decision.Decision,
+		Reason: c.decision.Reason, Approval: c.decision.Approval, TicketID: c.ticketID,
+		ArgsDigest: c.argsDigest, Outcome: outcome, Bytes: bytes,
+	}
+	if event == "outcome" {
+		rec.DurationMS = float64(r.deps.Now().Sub(c.start).Microseconds()) / 1000
+	}
+	return rec
+}
+
+func (r *Router) finish(c *call, res *mcp.CallToolResult, outcome string) {
+	n := 0
+	for _, ct := range res.Content {
+		if t, ok := ct.(mcp.TextContent); ok {
+			n += len(t.Text)
+		}
+	}
+	r.deps.Audit.Log(r.record(c, "outcome", outcome, n))
+	d := c.decision.Decision
+	if d == "" {
+		d = "none"
+	}
+	r.deps.Metrics.ObserveCall(c.e.service, c.e.upstream.Name, d, outcome, r.deps.Now().Sub(c.start))
+}
+
+func randomID() string {
+	var b [15]byte
+	_, _ = rand.Read(b[:])
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}

@@ -1,0 +1,242 @@
+// Package tickets keeps the gateway's write tickets: random, single-use,
+// short-lived permissions to apply one previewed write, bound to who asked
+// and exactly what they asked for.
+package tickets
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// State is where a ticket is in its life.
+type State string
+
+// Ticket states.
+const (
+	// Pending waits for a person's approval (approval "human").
+	Pending State = "pending"
+	// Ready may be confirmed by the client that asked for it.
+	Ready State = "ready"
+	// Used was confirmed once and can never be confirmed again.
+	Used State = "used"
+	// Denied was refused by a person.
+	Denied State = "denied"
+)
+
+// Approval kinds, as the policy names them.
+const (
+	ApprovalModel = "model"
+	ApprovalHuman = "human"
+)
+
+// DefaultTTL is the lifetime of a ticket issued with a ttl <= 0.
+const DefaultTTL = 10 * time.Minute
+
+// Binding is everything a ticket is bound to. A confirm must match it exactly.
+type Binding struct {
+	Client     string `json:"client"`
+	User       string `json:"user"`
+	Service    string `json:"service"`
+	Tool       string `json:"tool"`
+	ArgsDigest string `json:"args_digest"`
+	Force      bool   `json:"force"`
+}
+
+// Ticket is one issued ticket.
+type Ticket struct {
+	ID string `json:"id"`
+	Binding
+	PreviewDigest string          `json:"preview_digest"`
+	Approval      string          `json:"approval"`
+	State         State           `json:"state"`
+	Reason        string          `json:"reason,omitempty"`
+	Preview       json.RawMessage `json:"preview,omitempty"`
+	Created       time.Time       `json:"created"`
+	Expires       time.Time       `json:"expires"`
+	DecidedBy     string          `json:"decided_by,omitempty"`
+}
+
+// Errors of Redeem, Approve and Deny; check them with errors.Is.
+var (
+	ErrUnknown  = errors.New("unknown ticket")
+	ErrExpired  = errors.New("ticket has expired")
+	ErrUsed     = errors.New("ticket was already used")
+	ErrDenied   = errors.New("ticket was denied")
+	ErrPending  = errors.New("ticket is waiting for a person's approval")
+	ErrMismatch = errors.New("ticket does not match this call")
+	ErrFull     = errors.New("too many open tickets")
+	ErrDecided  = errors.New("ticket was already decided")
+)
+
+// Store holds tickets in memory. A gateway restart drops them, which only
+// means a user previews again.
+type Store struct {
+	now func() time.Time
+	max int
+
+	mu      sync.Mutex
+	tickets map[string]*Ticket
+}
+
+// NewStore returns a store that holds at most max live tickets.
+func NewStore(now func() time.Time, max int) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	if max <= 0 {
+		max = 10_000
+	}
+	return &Store{now: now, max: max, tickets: map[string]*Ticket{}}
+}
+
+// Issue creates a ticket. approvalKind "human" starts it Pending; so does
+// any kind other than "model" or empty, so a misspelt policy answer fails
+// closed. A ttl <= 0 means DefaultTTL (a zero ttl would issue a dead ticket).
+func (s *Store) Issue(b Binding, previewDigest, approvalKind string, ttl time.Duration, preview json.RawMessage) (Ticket, error) {
+	id, err := newID()
+	if err != nil {
+		return Ticket{}, err
+	}
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	now := s.now()
+	t := &Ticket{
+		ID: id, Binding: b, PreviewDigest: previewDigest, Approval: approvalKind,
+		// Cloned so the caller reusing its buffer cannot change what a
+		// person is shown and approves.
+		State: Ready, Preview: bytes.Clone(preview), Created: now, Expires: now.Add(ttl),
+	}
+	if approvalKind != ApprovalModel && approvalKind != "" {
+		t.State = Pending
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.tickets) >= s.max {
+		s.pruneLocked(now)
+		if len(s.tickets) >= s.max {
+			return Ticket{}, ErrFull
+		}
+	}
+	s.tickets[id] = t
+	return *t, nil
+}
+
+// Redeem consumes a ticket for the call described by b. It fails without
+// consuming the ticket when the call does not match, so another client
+// cannot burn a ticket it does not own.
+func (s *Store) Redeem(id string, b Binding) (Ticket, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tickets[id]
+	if !ok {
+		return Ticket{}, ErrUnknown
+	}
+	if t.Binding != b {
+		return Ticket{}, ErrMismatch
+	}
+	if !s.now().Before(t.Expires) {
+		return *t, ErrExpired
+	}
+	switch t.State {
+	case Used:
+		return *t, ErrUsed
+	case Denied:
+		return *t, ErrDenied
+	case Pending:
+		return *t, ErrPending
+	}
+	t.State = Used
+	return *t, nil
+}
+
+// Approve moves a pending ticket to Ready.
+func (s *Store) Approve(id, by string) (Ticket, error) { return s.decide(id, by, Ready) }
+
+// Deny kills a pending ticket.
+func (s *Store) Deny(id, by string) (Ticket, error) { return s.decide(id, by, Denied) }
+
+func (s *Store) decide(id, by string, to State) (Ticket, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tickets[id]
+	if !ok {
+		return Ticket{}, ErrUnknown
+	}
+	if !s.now().Before(t.Expires) {
+		return *t, ErrExpired
+	}
+	if t.State != Pending {
+		return *t, ErrDecided
+	}
+	t.State, t.DecidedBy = to, by
+	return *t, nil
+}
+
+// Get returns a ticket by id.
+func (s *Store) Get(id string) (Ticket, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tickets[id]
+	if !ok {
+		return Ticket{}, false
+	}
+	return *t, true
+}
+
+// List returns the live tickets in state (all states when empty), oldest
+// first; tickets created at the same instant are ordered by id so the order
+// is stable.
+func (s *Store) List(state State) []Ticket {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	var out []Ticket
+	for _, t := range s.tickets {
+		if now.Before(t.Expires) && (state == "" || t.State == state) {
+			out = append(out, *t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// Prune drops expired tickets and reports how many expired unused.
+func (s *Store) Prune() (expiredUnused int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pruneLocked(s.now())
+}
+
+func (s *Store) pruneLocked(now time.Time) int {
+	n := 0
+	for id, t := range s.tickets {
+		if !now.Before(t.Expires) {
+			if t.State != Used && t.State != Denied {
+				n++
+			}
+			delete(s.tickets, id)
+		}
+	}
+	return n
+}
+
+func newID() (string, error) {
+	var b [20]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return "tkt_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])), nil
+}
