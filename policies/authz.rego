@@ -1,0 +1,195 @@
+# toolgate authorization policy.
+#
+# The gateway asks data.toolgate.authz.decision about every tools/call
+# (input.action "call") and about every tool it might show in tools/list
+# (input.action "list"; a "deny" hides the tool). The answer always has the
+# same shape:
+#
+#   {"decision": "allow"|"deny"|"confirm", "reason": "...",
+#    "approval": "model"|"human", "ttl_seconds": N}
+#
+# approval and ttl_seconds only mean something for "confirm" (who must
+# consent, and how long the preview ticket lives); other outcomes carry
+# "model" and 0.
+#
+# Precedence when several rules match (first match wins):
+#   1. deny          unknown action, service or tool; client groups may not use
+#                    the service; a write by a member of a read-only group
+#   2. confirm human destructive write, forced write, write to a tool listed
+#                    for human approval
+#   3. confirm model any other write that is not listed as low-risk
+#   4. allow         a low-risk write, or a read
+# Anything else falls through to the default: deny.
+#
+# What may be done by whom lives in policies/data/toolgate/*.json, not here.
+# OPA's loader puts a JSON file under the data path of its directory, so
+# policies/data/toolgate/groups.json is read as data.data.toolgate.groups
+# (by `opa test policies/`, `opa run --server policies/` and the gateway's
+# embedded engine alike).
+package toolgate.authz
+
+import data.data.toolgate as cfg
+
+default decision := {
+	"decision": "deny",
+	"reason": "no policy rule matched",
+	"approval": "model",
+	"ttl_seconds": 0,
+}
+
+decision := outcome("deny", concat("; ", deny_reasons), "model", 0) if {
+	count(deny_reasons) > 0
+} else := outcome("confirm", concat("; ", human_reasons), "human", ticket_ttl) if {
+	permitted
+	count(human_reasons) > 0
+} else := outcome("confirm", "write needs confirmation", "model", ticket_ttl) if {
+	permitted
+	is_write
+	not low_risk
+} else := outcome("allow", "low-risk write allowed without a ticket", "model", 0) if {
+	permitted
+	is_write
+	low_risk
+} else := outcome("allow", "read allowed", "model", 0) if {
+	permitted
+	not is_write
+}
+
+outcome(kind, reason, approval, ttl) := {
+	"decision": kind,
+	"reason": reason,
+	"approval": approval,
+	"ttl_seconds": ttl,
+}
+
+# Names used in reasons; "" when the gateway did not send them.
+service := object.get(input, "service", "")
+
+tool := object.get(input, "tool", "")
+
+client_name := object.get(input, ["client", "name"], "")
+
+# --- deny ---------------------------------------------------------------
+
+# Negations below name a helper rule rather than an expression on input:
+# OPA hoists input refs out of "not expr", so "not input.x == y" is undefined
+# (not true) when input.x is missing (open-policy-agent/opa#1877).
+deny_reasons contains "unknown action" if {
+	not action_known
+}
+
+deny_reasons contains sprintf("unknown service %q", [service]) if {
+	not service_known
+}
+
+deny_reasons contains sprintf("unknown tool %q for service %q", [tool, service]) if {
+	service_known
+	not tool_known
+}
+
+deny_reasons contains sprintf("client %q may not use service %q", [client_name, service]) if {
+	service_known
+	not may_use_service
+}
+
+deny_reasons contains sprintf("group %q is read-only: writes are denied", [group]) if {
+	is_write
+	some group in read_only_groups
+}
+
+# The positive form of "no deny reason": every later outcome requires it, so
+# a rule that fails to produce a deny reason can never turn into an allow.
+permitted if {
+	action_known
+	tool_known
+	may_use_service
+	count(read_only_groups) == 0
+}
+
+permitted if {
+	action_known
+	tool_known
+	may_use_service
+	not is_write
+}
+
+action_known if input.action in {"call", "list"}
+
+service_known if cfg.services[input.service]
+
+# Every tool name starts with one of its service's prefixes.
+tool_known if {
+	is_string(input.tool)
+	some prefix in cfg.services[input.service].prefixes
+	startswith(input.tool, prefix)
+}
+
+client_groups contains group if {
+	some group in input.client.groups
+	is_string(group)
+}
+
+# "*" in a group's service list means every service.
+may_use_service if {
+	some group in client_groups
+	some allowed in cfg.groups[group].services
+	allowed in {"*", input.service}
+}
+
+read_only_groups contains group if {
+	some group in client_groups
+	cfg.groups[group].read_only == true
+}
+
+# --- write classification -----------------------------------------------
+
+# A call is a write unless the gateway explicitly says it is not; a
+# destructive hint always makes it one. Missing data fails towards "write".
+is_write if not declared_read
+
+declared_read if input.write == false
+
+is_write if input.annotations.destructiveHint == true
+
+forced if input.ticket.force == true
+
+forced if input.args.force == true
+
+# --- human approval -----------------------------------------------------
+
+human_reasons contains "destructive write needs human approval" if {
+	input.annotations.destructiveHint == true
+}
+
+human_reasons contains "forced write needs human approval" if {
+	is_write
+	forced
+}
+
+# Only writes: a prefix such as "unraid_array_" must not put reads like
+# unraid_array_status behind a person.
+human_reasons contains sprintf("tool %q needs human approval", [tool]) if {
+	is_write
+	human_tool
+}
+
+human_tool if input.tool in cfg.tools.human_approval
+
+human_tool if {
+	is_string(input.tool)
+	some prefix in cfg.tools.human_approval_prefixes
+	startswith(input.tool, prefix)
+}
+
+# --- low risk -----------------------------------------------------------
+
+low_risk if input.tool in cfg.tools.low_risk
+
+# --- tickets ------------------------------------------------------------
+
+default ticket_ttl := 600
+
+ticket_ttl := cfg.tickets.ttl_seconds if {
+	is_number(cfg.tickets.ttl_seconds)
+	cfg.tickets.ttl_seconds > 0
+}

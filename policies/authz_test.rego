@@ -1,0 +1,351 @@
+package toolgate.authz_test
+
+import data.toolgate.authz
+
+# A read by an ordinary user; each test patches what it needs.
+base := {
+	"action": "call",
+	"client": {"name": "openwebui", "groups": ["users"]},
+	"user": "alice@example.org",
+	"service": "homeassistant",
+	"tool": "ha_states_list",
+	"write": false,
+	"annotations": {
+		"readOnlyHint": true,
+		"destructiveHint": false,
+		"idempotentHint": true,
+		"openWorldHint": false,
+	},
+	"args": {},
+	"ticket": {"state": "none", "force": false},
+	"time": "2026-12-02T15:00:00Z",
+	"transport": "http",
+}
+
+write_annotations := {"annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true}}
+
+# object.union merges nested objects, so a patch only names what changes.
+with_patch(patch) := object.union(base, patch)
+
+write_call(tool, patch) := object.union(object.union(base, write_annotations), object.union({"tool": tool, "write": true}, patch))
+
+allow(reason) := {"decision": "allow", "reason": reason, "approval": "model", "ttl_seconds": 0}
+
+deny(reason) := {"decision": "deny", "reason": reason, "approval": "model", "ttl_seconds": 0}
+
+confirm(approval, reason) := {"decision": "confirm", "reason": reason, "approval": approval, "ttl_seconds": 600}
+
+# --- reads --------------------------------------------------------------
+
+test_read_allowed_for_user if {
+	authz.decision == allow("read allowed") with input as base
+}
+
+test_read_allowed_for_readonly_group if {
+	authz.decision == allow("read allowed") with input as with_patch({"client": {"groups": ["readonly"]}})
+}
+
+test_read_allowed_for_admin_on_admin_only_service if {
+	inp := with_patch({"client": {"groups": ["admins"]}, "service": "unraid-ssh", "tool": "unraidssh_disk_usage"})
+	authz.decision == allow("read allowed") with input as inp
+}
+
+test_every_prefix_of_a_service_is_known if {
+	every tool in ["sonarr_series_list", "radarr_movie_list", "prowlarr_indexer_list"] {
+		authz.decision == allow("read allowed") with input as with_patch({"service": "arr", "tool": tool})
+	}
+}
+
+test_every_user_service_readable if {
+	every service, tool in {
+		"web": "web_search",
+		"homeassistant": "ha_states_list",
+		"arr": "sonarr_series_list",
+		"frigate": "frigate_events_list",
+		"ersatztv": "ersatztv_channels_list",
+		"tuliprox": "tuliprox_status",
+		"demo": "demo_echo",
+	} {
+		authz.decision.decision == "allow" with input as with_patch({"service": service, "tool": tool})
+	}
+}
+
+# --- deny ---------------------------------------------------------------
+
+test_unknown_service_denied if {
+	authz.decision == deny(`unknown service "toaster"`) with input as with_patch({"service": "toaster", "tool": "toaster_on"})
+}
+
+test_unknown_tool_denied if {
+	authz.decision == deny(`unknown tool "sonarr_series_list" for service "homeassistant"`) with input as with_patch({"tool": "sonarr_series_list"})
+}
+
+test_prefix_must_be_at_start if {
+	authz.decision.decision == "deny" with input as with_patch({"tool": "x_ha_states_list"})
+}
+
+test_non_string_tool_denied if {
+	authz.decision.decision == "deny" with input as with_patch({"tool": 42})
+}
+
+test_user_may_not_use_admin_service if {
+	authz.decision == deny(`client "openwebui" may not use service "unraid"`) with input as with_patch({"service": "unraid", "tool": "unraid_array_status"})
+}
+
+test_readonly_group_may_not_use_admin_service if {
+	inp := with_patch({"client": {"groups": ["readonly"]}, "service": "unraid-ssh", "tool": "unraidssh_disk_usage"})
+	authz.decision.decision == "deny" with input as inp
+}
+
+test_client_without_groups_denied if {
+	authz.decision.decision == "deny" with input as with_patch({"client": {"groups": []}})
+	authz.decision.decision == "deny" with input as object.remove(base, ["client"])
+}
+
+test_unknown_group_denied if {
+	authz.decision.decision == "deny" with input as with_patch({"client": {"groups": ["guests"]}})
+}
+
+test_readonly_group_write_denied if {
+	inp := object.union(write_call("ha_climate_set_temperature", {}), {"client": {"groups": ["readonly"]}})
+	authz.decision == deny(`group "readonly" is read-only: writes are denied`) with input as inp
+}
+
+test_readonly_group_low_risk_write_denied if {
+	inp := object.union(write_call("ha_light_turn_on", {}), {"client": {"groups": ["readonly"]}})
+	authz.decision.decision == "deny" with input as inp
+}
+
+test_readonly_membership_wins_over_other_groups if {
+	inp := object.union(write_call("ha_climate_set_temperature", {}), {"client": {"groups": ["admins", "readonly"]}})
+	authz.decision.decision == "deny" with input as inp
+}
+
+test_unknown_action_denied if {
+	authz.decision == deny("unknown action") with input as with_patch({"action": "delete"})
+	authz.decision.decision == "deny" with input as object.remove(base, ["action"])
+}
+
+test_empty_input_denied if {
+	authz.decision.decision == "deny" with input as {}
+}
+
+test_several_deny_reasons_joined if {
+	inp := with_patch({"action": "execute", "service": "toaster"})
+	authz.decision == deny(`unknown action; unknown service "toaster"`) with input as inp
+}
+
+# permitted is the positive guard every allow and confirm needs; it must
+# fail on its own wherever a deny reason exists.
+test_permitted_guards_every_deny_case if {
+	inputs := [
+		with_patch({"action": "delete"}),
+		with_patch({"service": "toaster"}),
+		with_patch({"tool": "sonarr_series_list"}),
+		with_patch({"client": {"groups": ["guests"]}}),
+		object.union(write_call("ha_climate_set_temperature", {}), {"client": {"groups": ["readonly"]}}),
+	]
+	every inp in inputs {
+		not authz.permitted with input as inp
+	}
+	authz.permitted with input as base
+}
+
+# --- confirm ------------------------------------------------------------
+
+test_write_needs_model_confirm if {
+	inp := write_call("ha_climate_set_temperature", {})
+	authz.decision == confirm("model", "write needs confirmation") with input as inp
+}
+
+test_missing_write_flag_counts_as_write if {
+	inp := object.remove(base, ["write"])
+	authz.decision == confirm("model", "write needs confirmation") with input as inp
+}
+
+test_destructive_write_needs_human if {
+	inp := write_call("ha_automation_delete", {"annotations": {"destructiveHint": true}})
+	authz.decision == confirm("human", "destructive write needs human approval") with input as inp
+}
+
+test_destructive_hint_makes_a_write if {
+	inp := with_patch({"tool": "ha_automation_delete", "write": false, "annotations": {"destructiveHint": true}})
+	authz.decision == confirm("human", "destructive write needs human approval") with input as inp
+}
+
+test_ticket_force_needs_human if {
+	inp := write_call("ha_climate_set_temperature", {"ticket": {"force": true}})
+	authz.decision == confirm("human", "forced write needs human approval") with input as inp
+}
+
+test_args_force_needs_human if {
+	inp := write_call("ha_climate_set_temperature", {"args": {"force": true}})
+	authz.decision == confirm("human", "forced write needs human approval") with input as inp
+}
+
+test_force_on_a_read_changes_nothing if {
+	authz.decision == allow("read allowed") with input as with_patch({"args": {"force": true}})
+}
+
+test_human_tool_by_name if {
+	inp := write_call("demo_counter_reset", {"service": "demo"})
+	authz.decision == confirm("human", `tool "demo_counter_reset" needs human approval`) with input as inp
+}
+
+test_human_tool_by_prefix if {
+	authz.decision == confirm("human", `tool "ha_lock_unlock" needs human approval`) with input as write_call("ha_lock_unlock", {})
+	authz.decision == confirm("human", `tool "ha_alarm_disarm" needs human approval`) with input as write_call("ha_alarm_disarm", {})
+	inp := write_call("unraid_array_stop", {"service": "unraid", "client": {"groups": ["admins"]}})
+	authz.decision == confirm("human", `tool "unraid_array_stop" needs human approval`) with input as inp
+}
+
+test_human_list_applies_to_writes_only if {
+	authz.decision == allow("read allowed") with input as with_patch({"tool": "ha_lock_status"})
+	inp := with_patch({"client": {"groups": ["admins"]}, "service": "unraid", "tool": "unraid_array_status"})
+	authz.decision == allow("read allowed") with input as inp
+}
+
+test_human_reasons_joined if {
+	inp := write_call("ha_lock_unlock", {"annotations": {"destructiveHint": true}, "ticket": {"force": true}})
+	r := "destructive write needs human approval; forced write needs human approval; tool \"ha_lock_unlock\" needs human approval"
+	authz.decision == confirm("human", r) with input as inp
+}
+
+# --- low risk -----------------------------------------------------------
+
+test_low_risk_write_allowed if {
+	every tool in ["ha_light_turn_on", "ha_light_turn_off"] {
+		authz.decision == allow("low-risk write allowed without a ticket") with input as write_call(tool, {})
+	}
+	inp := write_call("demo_note_touch", {"service": "demo"})
+	authz.decision == allow("low-risk write allowed without a ticket") with input as inp
+}
+
+# --- precedence ---------------------------------------------------------
+
+test_deny_beats_human if {
+	inp := object.union(write_call("ha_lock_unlock", {"annotations": {"destructiveHint": true}}), {"client": {"groups": ["readonly"]}})
+	authz.decision.decision == "deny" with input as inp
+	inp2 := write_call("unraid_array_stop", {"service": "unraid", "ticket": {"force": true}})
+	authz.decision == deny(`client "openwebui" may not use service "unraid"`) with input as inp2
+}
+
+test_human_beats_low_risk_when_forced if {
+	inp := write_call("ha_light_turn_on", {"ticket": {"force": true}})
+	authz.decision == confirm("human", "forced write needs human approval") with input as inp
+	inp2 := write_call("ha_light_turn_on", {"args": {"force": true}})
+	authz.decision.approval == "human" with input as inp2
+}
+
+test_human_beats_low_risk_when_destructive if {
+	inp := write_call("ha_light_turn_off", {"annotations": {"destructiveHint": true}})
+	authz.decision == confirm("human", "destructive write needs human approval") with input as inp
+}
+
+test_human_list_beats_low_risk_list if {
+	authz.decision.approval == "human" with input as write_call("ha_lock_unlock", {})
+		with data.data.toolgate.tools.low_risk as ["ha_lock_unlock"]
+}
+
+test_model_confirm_beats_read_allow if {
+	authz.decision.decision == "confirm" with input as write_call("ha_scene_activate", {})
+	authz.decision.decision == "allow" with input as with_patch({"tool": "ha_scene_activate"})
+}
+
+# --- tools/list ---------------------------------------------------------
+
+test_list_action if {
+	authz.decision == allow("read allowed") with input as with_patch({"action": "list"})
+	authz.decision == confirm("model", "write needs confirmation") with input as write_call("ha_climate_set_temperature", {"action": "list"})
+	authz.decision.decision == "deny" with input as with_patch({"action": "list", "service": "unraid", "tool": "unraid_array_status"})
+	inp := object.union(write_call("ha_climate_set_temperature", {"action": "list"}), {"client": {"groups": ["readonly"]}})
+	authz.decision.decision == "deny" with input as inp
+}
+
+# --- ticket state and stable shape --------------------------------------
+
+# Tickets are checked by the gateway; the policy's answer must not change
+# between the preview call and the confirming call.
+test_ticket_state_does_not_change_decision if {
+	every tool in ["ha_climate_set_temperature", "ha_lock_unlock", "ha_light_turn_on", "ha_states_list"] {
+		d1 := authz.decision with input as write_call(tool, {"ticket": {"state": "none"}})
+		d2 := authz.decision with input as write_call(tool, {"ticket": {"state": "valid"}})
+		d1 == d2
+	}
+}
+
+test_every_outcome_has_stable_shape_and_reason if {
+	inputs := [
+		base,
+		{},
+		with_patch({"service": "toaster"}),
+		write_call("ha_climate_set_temperature", {}),
+		write_call("ha_lock_unlock", {}),
+		write_call("ha_light_turn_on", {}),
+	]
+	every inp in inputs {
+		d := authz.decision with input as inp
+		object.keys(d) == {"decision", "reason", "approval", "ttl_seconds"}
+		d.decision in {"allow", "deny", "confirm"}
+		d.approval in {"model", "human"}
+		d.reason != ""
+	}
+}
+
+# --- data-driven rules --------------------------------------------------
+
+test_ttl_from_data if {
+	d := authz.decision with input as write_call("ha_climate_set_temperature", {})
+		with data.data.toolgate.tickets.ttl_seconds as 120
+	d.ttl_seconds == 120
+}
+
+test_invalid_ttl_falls_back_to_default if {
+	d := authz.decision with input as write_call("ha_climate_set_temperature", {})
+		with data.data.toolgate.tickets.ttl_seconds as -5
+	d.ttl_seconds == 600
+}
+
+test_low_risk_list_from_data if {
+	authz.decision.decision == "confirm" with input as write_call("ha_light_turn_on", {})
+		with data.data.toolgate.tools.low_risk as []
+	authz.decision.decision == "allow" with input as write_call("ha_climate_set_temperature", {})
+		with data.data.toolgate.tools.low_risk as ["ha_climate_set_temperature"]
+}
+
+test_human_lists_from_data if {
+	authz.decision.approval == "model" with input as write_call("ha_lock_unlock", {})
+		with data.data.toolgate.tools.human_approval_prefixes as []
+	authz.decision.approval == "human" with input as write_call("ha_climate_set_temperature", {})
+		with data.data.toolgate.tools.human_approval as ["ha_climate_set_temperature"]
+}
+
+test_group_services_from_data if {
+	authz.decision.decision == "deny" with input as base
+		with data.data.toolgate.groups.users.services as ["web"]
+	authz.decision.decision == "allow" with input as with_patch({"service": "unraid", "tool": "unraid_array_status"})
+		with data.data.toolgate.groups.users.services as ["unraid"]
+}
+
+test_read_only_flag_from_data if {
+	authz.decision.decision == "deny" with input as write_call("ha_climate_set_temperature", {})
+		with data.data.toolgate.groups.users.read_only as true
+}
+
+test_new_service_from_data if {
+	inp := with_patch({"client": {"groups": ["admins"]}, "service": "printer", "tool": "printer_status"})
+	authz.decision.decision == "deny" with input as inp
+	authz.decision.decision == "allow" with input as inp
+		with data.data.toolgate.services.printer as {"prefixes": ["printer_"]}
+}
+
+# The shipped data: the services and groups documented in policies/README.md.
+test_shipped_data if {
+	object.keys(data.data.toolgate.services) == {
+		"web", "homeassistant", "arr", "unraid", "unraid-ssh",
+		"frigate", "ersatztv", "tuliprox", "demo",
+	}
+	data.data.toolgate.groups.admins.services == ["*"]
+	data.data.toolgate.groups.readonly.read_only == true
+	data.data.toolgate.tickets.ttl_seconds == 600
+}

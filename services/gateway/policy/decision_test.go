@@ -1,0 +1,313 @@
+package policy
+
+import (
+	"context"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/policies"
+)
+
+// policiesDir is the repository's policies/ directory.
+func policiesDir(t testing.TB) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "policies"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+var testTime = time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+
+// read is an ordinary user's read; cases modify a copy.
+func read() Input {
+	return Input{
+		Action:      ActionCall,
+		Client:      Client{Name: "openwebui", Groups: []string{"users"}},
+		User:        "alice@example.org",
+		Service:     "homeassistant",
+		Tool:        "ha_states_list",
+		Annotations: Annotations{ReadOnly: true, Idempotent: true},
+		Args:        map[string]any{"entity_id": "light.kitchen"},
+		Ticket:      Ticket{State: "none"},
+		Time:        testTime,
+		Transport:   "http",
+	}
+}
+
+// write is a non-destructive write of tool by an ordinary user.
+func write(tool string) Input {
+	in := read()
+	in.Tool = tool
+	in.Write = true
+	in.Annotations = Annotations{Idempotent: true}
+	return in
+}
+
+func with(in Input, f func(*Input)) Input {
+	f(&in)
+	return in
+}
+
+type decisionCase struct {
+	name       string
+	in         Input
+	decision   string
+	approval   string
+	ttl        int
+	reasonPart string
+}
+
+func allowed(name string, in Input, reason string) decisionCase {
+	return decisionCase{name, in, Allow, ApprovalModel, 0, reason}
+}
+
+func denied(name string, in Input, reason string) decisionCase {
+	return decisionCase{name, in, Deny, ApprovalModel, 0, reason}
+}
+
+func confirmed(name string, in Input, approval, reason string) decisionCase {
+	return decisionCase{name, in, Confirm, approval, 600, reason}
+}
+
+func groups(g ...string) func(*Input) { return func(in *Input) { in.Client.Groups = g } }
+
+// decisionTable covers every rule of policies/authz.rego and its precedence
+// against the shipped data in policies/data.
+var decisionTable = []decisionCase{
+	// reads
+	allowed("read by user", read(), "read allowed"),
+	allowed("read by readonly group", with(read(), groups("readonly")), "read allowed"),
+	allowed("read listed", with(read(), func(in *Input) { in.Action = ActionList }), "read allowed"),
+	allowed("admin reads admin-only service", with(read(), func(in *Input) {
+		in.Client.Groups = []string{"admins"}
+		in.Service, in.Tool = "unraid-ssh", "unraidssh_disk_usage"
+	}), "read allowed"),
+	allowed("second prefix of a service", with(read(), func(in *Input) { in.Service, in.Tool = "arr", "radarr_movie_list" }), "read allowed"),
+	allowed("force on a read changes nothing", with(read(), func(in *Input) { in.Args = map[string]any{"force": true} }), "read allowed"),
+
+	// deny
+	denied("unknown service", with(read(), func(in *Input) { in.Service, in.Tool = "toaster", "toaster_on" }), `unknown service "toaster"`),
+	denied("tool without the service prefix", with(read(), func(in *Input) { in.Tool = "sonarr_series_list" }), "unknown tool"),
+	denied("prefix not at start", with(read(), func(in *Input) { in.Tool = "x_ha_states_list" }), "unknown tool"),
+	denied("user on admin-only service", with(read(), func(in *Input) { in.Service, in.Tool = "unraid", "unraid_array_status" }), "may not use service"),
+	denied("client without groups", with(read(), groups()), "may not use service"),
+	denied("client with nil groups", with(read(), groups(nil...)), "may not use service"),
+	denied("unknown group", with(read(), groups("guests")), "may not use service"),
+	denied("unknown action", with(read(), func(in *Input) { in.Action = "delete" }), "unknown action"),
+	denied("empty input", Input{}, "unknown action"),
+	denied("readonly group write", with(write("ha_climate_set_temperature"), groups("readonly")), "read-only"),
+	denied("readonly group low-risk write", with(write("ha_light_turn_on"), groups("readonly")), "read-only"),
+	denied("readonly membership beats admins", with(write("ha_climate_set_temperature"), groups("admins", "readonly")), "read-only"),
+	denied("readonly group write hidden from list", with(write("ha_climate_set_temperature"), func(in *Input) {
+		in.Action = ActionList
+		in.Client.Groups = []string{"readonly"}
+	}), "read-only"),
+
+	// confirm by the model
+	confirmed("write", write("ha_climate_set_temperature"), ApprovalModel, "write needs confirmation"),
+	confirmed("write listed", with(write("ha_climate_set_temperature"), func(in *Input) { in.Action = ActionList }), ApprovalModel, "write needs confirmation"),
+	confirmed("write with valid ticket", with(write("ha_climate_set_temperature"), func(in *Input) { in.Ticket.State = "valid" }), ApprovalModel, "write needs confirmation"),
+
+	// confirm by a person
+	confirmed("destructive write", with(write("ha_automation_delete"), func(in *Input) { in.Annotations.Destructive = true }), ApprovalHuman, "destructive"),
+	confirmed("destructive hint makes a write", with(read(), func(in *Input) { in.Tool = "ha_automation_delete"; in.Annotations.Destructive = true }), ApprovalHuman, "destructive"),
+	confirmed("ticket force", with(write("ha_climate_set_temperature"), func(in *Input) { in.Ticket.Force = true }), ApprovalHuman, "forced"),
+	confirmed("args force", with(write("ha_climate_set_temperature"), func(in *Input) { in.Args = map[string]any{"force": true} }), ApprovalHuman, "forced"),
+	confirmed("human tool by name", with(write("demo_counter_reset"), func(in *Input) { in.Service = "demo" }), ApprovalHuman, `"demo_counter_reset" needs human approval`),
+	confirmed("lock by prefix", write("ha_lock_unlock"), ApprovalHuman, `"ha_lock_unlock" needs human approval`),
+	confirmed("alarm panel by prefix", write("ha_alarm_disarm"), ApprovalHuman, `"ha_alarm_disarm" needs human approval`),
+	confirmed("array stop", with(write("unraid_array_stop"), func(in *Input) {
+		in.Service = "unraid"
+		in.Client.Groups = []string{"admins"}
+	}), ApprovalHuman, `"unraid_array_stop" needs human approval`),
+	allowed("human prefix does not cover reads", with(read(), func(in *Input) {
+		in.Service, in.Tool = "unraid", "unraid_array_status"
+		in.Client.Groups = []string{"admins"}
+	}), "read allowed"),
+
+	// low risk
+	allowed("low-risk light on", write("ha_light_turn_on"), "low-risk"),
+	allowed("low-risk light off", write("ha_light_turn_off"), "low-risk"),
+	allowed("low-risk demo write", with(write("demo_note_touch"), func(in *Input) { in.Service = "demo" }), "low-risk"),
+
+	// precedence
+	denied("deny beats human", with(write("ha_lock_unlock"), func(in *Input) {
+		in.Client.Groups = []string{"readonly"}
+		in.Annotations.Destructive = true
+	}), "read-only"),
+	denied("deny beats forced write", with(write("unraid_array_stop"), func(in *Input) {
+		in.Service = "unraid"
+		in.Ticket.Force = true
+	}), "may not use service"),
+	confirmed("human beats low-risk when forced", with(write("ha_light_turn_on"), func(in *Input) { in.Ticket.Force = true }), ApprovalHuman, "forced"),
+	confirmed("human beats low-risk when args force", with(write("ha_light_turn_on"), func(in *Input) { in.Args = map[string]any{"force": true} }), ApprovalHuman, "forced"),
+	confirmed("human beats low-risk when destructive", with(write("ha_light_turn_off"), func(in *Input) { in.Annotations.Destructive = true }), ApprovalHuman, "destructive"),
+	confirmed("model confirm beats read allow", write("ha_scene_activate"), ApprovalModel, "write needs confirmation"),
+}
+
+func runTable(t *testing.T, e Engine) map[string]Decision {
+	t.Helper()
+	got := make(map[string]Decision, len(decisionTable))
+	for _, tc := range decisionTable {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := e.Decide(t.Context(), tc.in)
+			if err != nil {
+				t.Fatalf("Decide: %v", err)
+			}
+			if d.Decision != tc.decision || d.Approval != tc.approval || d.TTLSeconds != tc.ttl {
+				t.Errorf("got %+v, want decision=%s approval=%s ttl=%d", d, tc.decision, tc.approval, tc.ttl)
+			}
+			if !strings.Contains(d.Reason, tc.reasonPart) {
+				t.Errorf("reason %q does not mention %q", d.Reason, tc.reasonPart)
+			}
+			got[tc.name] = d
+		})
+	}
+	return got
+}
+
+func TestEmbeddedDecisionTable(t *testing.T) {
+	for name, fsys := range map[string]fs.FS{"embed": policies.FS, "dir": os.DirFS(policiesDir(t))} {
+		t.Run(name, func(t *testing.T) {
+			e, err := NewEmbedded(t.Context(), fsys)
+			if err != nil {
+				t.Fatalf("NewEmbedded: %v", err)
+			}
+			runTable(t, e)
+		})
+	}
+}
+
+// TestEnginesAgree runs the table through a real `opa run --server` on the
+// repository's policies/ and through the embedded engine, and requires
+// identical answers (reason included).
+func TestEnginesAgree(t *testing.T) {
+	base := startOPA(t, policiesDir(t))
+	remote := NewRemote(base, &http.Client{Timeout: 10 * time.Second})
+	embedded, err := NewEmbedded(t.Context(), policies.FS)
+	if err != nil {
+		t.Fatalf("NewEmbedded: %v", err)
+	}
+
+	var fromRemote, fromEmbedded map[string]Decision
+	t.Run("remote", func(t *testing.T) { fromRemote = runTable(t, remote) })
+	t.Run("embedded", func(t *testing.T) { fromEmbedded = runTable(t, embedded) })
+	for _, tc := range decisionTable {
+		r, okR := fromRemote[tc.name]
+		e, okE := fromEmbedded[tc.name]
+		if !okR || !okE || r != e {
+			t.Errorf("%s: remote %+v (%v), embedded %+v (%v)", tc.name, r, okR, e, okE)
+		}
+	}
+}
+
+// opaBinary finds opa in PATH or at the go-install location.
+func opaBinary(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("opa"); err == nil {
+		return p
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		p := filepath.Join(home, "go", "bin", "opa")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p := "/root/go/bin/opa"; fileExists(p) {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("opa binary not found (PATH, ~/go/bin/opa); it is required in CI")
+	}
+	t.Skip("opa binary not found; install it to run the sidecar comparison")
+	return ""
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// startOPA runs `opa run --server` on dir at a free loopback port and returns
+// its base URL once /health answers 200.
+func startOPA(t *testing.T, dir string) string {
+	t.Helper()
+	bin := opaBinary(t)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr lockedBuffer
+	cmd := exec.CommandContext(ctx, bin, "run", "--server",
+		"--addr", addr,
+		"--skip-version-check", // no call home: tests stay on loopback
+		"--log-level", "error",
+		dir)
+	cmd.Stdout = &stderr
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start opa: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cancel()
+		<-exited
+	})
+
+	base := "http://" + addr
+	hc := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("opa exited before becoming healthy: %v\n%s", err, stderr.String())
+		default:
+		}
+		if resp, err := hc.Get(base + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("opa at %s not healthy after 20s\n%s", addr, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// lockedBuffer collects opa's output; exec writes it from another goroutine.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,142 @@
+// Package policy asks toolgate's Rego policy (data.toolgate.authz.decision)
+// whether a client may call or see a tool. Two engines give the same
+// answers: Embedded evaluates the Rego inside the gateway, Remote asks an OPA
+// sidecar over HTTP. Any error or malformed answer must make the caller deny.
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Decision values.
+const (
+	Allow   = "allow"
+	Deny    = "deny"
+	Confirm = "confirm"
+)
+
+// Approval values: who must consent to a Confirm decision.
+const (
+	ApprovalModel = "model"
+	ApprovalHuman = "human"
+)
+
+// Actions the gateway asks about.
+const (
+	// ActionCall is a tools/call.
+	ActionCall = "call"
+	// ActionList asks whether a tool may be shown in tools/list.
+	ActionList = "list"
+)
+
+// Query is the policy document both engines evaluate.
+const Query = "data.toolgate.authz.decision"
+
+// Errors returned by the engines, for errors.Is. Every one of them means
+// "deny".
+var (
+	// ErrUnavailable: the OPA sidecar could not be reached or did not answer 200.
+	ErrUnavailable = errors.New("policy engine unavailable")
+	// ErrBadResponse: the sidecar's answer was too large or not the expected JSON.
+	ErrBadResponse = errors.New("malformed policy response")
+	// ErrUndefined: the policy produced no decision for the input.
+	ErrUndefined = errors.New("policy decision undefined")
+	// ErrInvalidDecision: the decision has an unknown value or an inconsistent shape.
+	ErrInvalidDecision = errors.New("invalid policy decision")
+	// ErrEvaluation: the embedded engine failed to evaluate the policy.
+	ErrEvaluation = errors.New("policy evaluation failed")
+)
+
+// Client is the authenticated caller.
+type Client struct {
+	Name   string   `json:"name"`
+	Groups []string `json:"groups"`
+}
+
+// Annotations are the MCP tool annotations the service declared.
+type Annotations struct {
+	ReadOnly    bool `json:"readOnlyHint"`
+	Destructive bool `json:"destructiveHint"`
+	Idempotent  bool `json:"idempotentHint"`
+	OpenWorld   bool `json:"openWorldHint"`
+}
+
+// Ticket describes the preview ticket presented with a call.
+type Ticket struct {
+	// State is "none" or "valid".
+	State string `json:"state"`
+	// Force is the ticket's force flag; forced writes need a person.
+	Force bool `json:"force"`
+}
+
+// Input is the policy input document. Its JSON form is what the OPA sidecar
+// receives; the embedded engine builds the identical value directly.
+type Input struct {
+	Action      string         `json:"action"`
+	Client      Client         `json:"client"`
+	User        string         `json:"user"`
+	Service     string         `json:"service"`
+	Tool        string         `json:"tool"`
+	Write       bool           `json:"write"`
+	Annotations Annotations    `json:"annotations"`
+	Args        map[string]any `json:"args"`
+	Ticket      Ticket         `json:"ticket"`
+	// Time is encoded as RFC 3339 (with fractional seconds when present).
+	Time      time.Time `json:"time"`
+	Transport string    `json:"transport"`
+}
+
+// Decision is the policy's answer. Approval and TTLSeconds matter only for
+// Confirm; the policy always fills them so the shape is stable.
+type Decision struct {
+	Decision   string `json:"decision"`
+	Reason     string `json:"reason"`
+	Approval   string `json:"approval"`
+	TTLSeconds int    `json:"ttl_seconds"`
+}
+
+// Engine evaluates the policy for one input. On error it still returns a
+// Deny decision so that a caller that drops the error fails closed, but
+// callers must treat any error as a denial and log it.
+type Engine interface {
+	Decide(ctx context.Context, in Input) (Decision, error)
+}
+
+// failClosed is returned with every error.
+var failClosed = Decision{Decision: Deny, Reason: "policy unavailable", Approval: ApprovalModel}
+
+// Validate reports whether d is a well-formed decision: a known decision and
+// approval value, a reason, and a positive ticket lifetime for Confirm.
+func Validate(d Decision) error {
+	switch d.Decision {
+	case Allow, Deny, Confirm:
+	default:
+		return fmt.Errorf("%w: unknown decision %.32q", ErrInvalidDecision, d.Decision)
+	}
+	switch d.Approval {
+	case ApprovalModel, ApprovalHuman:
+	default:
+		return fmt.Errorf("%w: unknown approval %.32q", ErrInvalidDecision, d.Approval)
+	}
+	if d.Reason == "" {
+		return fmt.Errorf("%w: missing reason", ErrInvalidDecision)
+	}
+	if d.TTLSeconds < 0 {
+		return fmt.Errorf("%w: negative ttl_seconds", ErrInvalidDecision)
+	}
+	if d.Decision == Confirm && d.TTLSeconds == 0 {
+		return fmt.Errorf("%w: confirm without ttl_seconds", ErrInvalidDecision)
+	}
+	return nil
+}
+
+// checked validates d and turns a failure into the fail-closed answer.
+func checked(d Decision) (Decision, error) {
+	if err := Validate(d); err != nil {
+		return failClosed, err
+	}
+	return d, nil
+}
