@@ -1,0 +1,378 @@
+// Package admin is the gateway's admin HTTP API and its command-line
+// client: people approve or deny write tickets and accept changed tool
+// definitions here, outside the reach of any model. The API is meant for its
+// own loopback listener and takes a separate admin bearer token.
+package admin
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/services/gateway/pins"
+	"github.com/toolgate/toolgate/services/gateway/tickets"
+)
+
+// DefaultAddr is where the admin API listens unless configured otherwise:
+// loopback only, never the client network.
+const DefaultAddr = "127.0.0.1:8081"
+
+// MinTokenLen is the shortest accepted admin token.
+const MinTokenLen = 16
+
+// DefaultDecider names whoever approved or denied a ticket when the request
+// does not say.
+const DefaultDecider = "admin"
+
+const (
+	maxBodyBytes = 4 << 10
+	maxNameRunes = 64
+	realm        = `Bearer realm="toolgate-admin"`
+)
+
+// TicketStore is the part of the ticket store the admin API uses.
+type TicketStore interface {
+	List(state tickets.State) []tickets.Ticket
+	Approve(id, by string) (tickets.Ticket, error)
+	Deny(id, by string) (tickets.Ticket, error)
+	Get(id string) (tickets.Ticket, bool)
+}
+
+// PinStore is the part of the pin store the admin API uses.
+type PinStore interface {
+	Pending() []pins.Change
+	Accept(service, tool string) error
+}
+
+// Events is the metrics hook; Ticket receives "approved" or "denied".
+type Events interface {
+	Ticket(event string)
+}
+
+// TicketList is the body of GET /admin/tickets. Previews are left out to
+// keep it small; GET /admin/tickets/{id} has them.
+type TicketList struct {
+	Tickets []tickets.Ticket `json:"tickets"`
+}
+
+// TicketReply is the body of GET /admin/tickets/{id} and of a decision.
+type TicketReply struct {
+	Ticket tickets.Ticket `json:"ticket"`
+}
+
+// PinList is the body of GET /admin/pins.
+type PinList struct {
+	Pending []pins.Change `json:"pending"`
+}
+
+// PinAccepted is the body of POST /admin/pins/{service}/{tool}/accept.
+type PinAccepted struct {
+	Service string `json:"service"`
+	Tool    string `json:"tool"`
+}
+
+// ErrorReply is the body of every error answer.
+type ErrorReply struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is a stable code and a message safe to show.
+type ErrorDetail struct {
+	Code    toolerr.Code `json:"code"`
+	Message string       `json:"message"`
+}
+
+// decisionBody is the optional body of approve, deny and accept.
+type decisionBody struct {
+	By *string `json:"by"`
+}
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// validName accepts what a service or tool name may plausibly be; "/" is
+// excluded because the pin store keys tools as "service/tool".
+func validName(s string) bool {
+	if s == "" || len(s) > 128 || !utf8.ValidString(s) || strings.Contains(s, "/") {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
+}
+
+type handler struct {
+	digest  [sha256.Size]byte
+	tickets TicketStore
+	pins    PinStore
+	events  Events
+	log     *slog.Logger
+	mux     *http.ServeMux
+}
+
+// NewHandler returns the admin API. token must be at least MinTokenLen bytes
+// (surrounding white space, such as a file's trailing newline, is ignored);
+// only its SHA-256 digest is kept. ev and logger may be nil.
+func NewHandler(token []byte, t TicketStore, p PinStore, ev Events, logger *slog.Logger) (http.Handler, error) {
+	token = bytes.TrimSpace(token)
+	if len(token) < MinTokenLen {
+		return nil, fmt.Errorf("admin token is too short: need at least %d bytes", MinTokenLen)
+	}
+	if t == nil || p == nil {
+		return nil, errors.New("admin API needs a ticket store and a pin store")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	h := &handler{digest: sha256.Sum256(token), tickets: t, pins: p, events: ev, log: logger, mux: http.NewServeMux()}
+	h.route("GET", "/admin/tickets", h.listTickets)
+	h.route("GET", "/admin/tickets/{id}", h.showTicket)
+	h.route("POST", "/admin/tickets/{id}/approve", h.decide("approved", t.Approve))
+	h.route("POST", "/admin/tickets/{id}/deny", h.decide("denied", t.Deny))
+	h.route("GET", "/admin/pins", h.listPins)
+	h.route("POST", "/admin/pins/{service}/{tool}/accept", h.acceptPin)
+	h.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusNotFound, toolerr.NotFound, "no such admin endpoint")
+	})
+	return h, nil
+}
+
+// route registers fn for method and path, and a JSON 405 for other methods
+// (the mux's own 405 is plain text and the catch-all would shadow it).
+func (h *handler) route(method, path string, fn http.HandlerFunc) {
+	h.mux.HandleFunc(method+" "+path, fn)
+	h.mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Allow", method)
+		writeError(w, http.StatusMethodNotAllowed, toolerr.InvalidArgument, "method not allowed; use "+method)
+	})
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.authorized(r) {
+		h.log.Warn("admin request rejected", "reason", "missing or invalid admin token",
+			"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+		w.Header().Set("WWW-Authenticate", realm)
+		writeError(w, http.StatusUnauthorized, toolerr.AuthFailed, "missing or invalid admin token")
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// authorized compares digests in constant time, so neither the token's
+// content nor its length leaks through timing.
+func (h *handler) authorized(r *http.Request) bool {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	return subtle.ConstantTimeCompare(sum[:], h.digest[:]) == 1
+}
+
+func (h *handler) listTickets(w http.ResponseWriter, r *http.Request) {
+	state := tickets.State(r.URL.Query().Get("state"))
+	switch state {
+	case "", tickets.Pending, tickets.Ready, tickets.Used, tickets.Denied:
+	default:
+		writeError(w, http.StatusBadRequest, toolerr.InvalidArgument,
+			"state must be one of pending, ready, used, denied")
+		return
+	}
+	list := h.tickets.List(state)
+	out := TicketList{Tickets: make([]tickets.Ticket, 0, len(list))}
+	for _, t := range list {
+		t.Preview = nil
+		out.Tickets = append(out.Tickets, t)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (h *handler) showTicket(w http.ResponseWriter, r *http.Request) {
+	id, ok := ticketID(w, r)
+	if !ok {
+		return
+	}
+	t, found := h.tickets.Get(id)
+	if !found {
+		writeError(w, http.StatusNotFound, toolerr.NotFound, "unknown ticket "+id)
+		return
+	}
+	writeJSON(w, http.StatusOK, TicketReply{Ticket: safePreview(t)})
+}
+
+func (h *handler) decide(decision string, apply func(id, by string) (tickets.Ticket, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, ok := ticketID(w, r)
+		if !ok {
+			return
+		}
+		by, ok := readBy(w, r)
+		if !ok {
+			return
+		}
+		t, err := apply(id, by)
+		if err != nil {
+			status, code, msg := decisionError(id, t, err)
+			h.log.Warn("ticket decision refused", "ticket", id, "decision", decision, "by", by, "error", err)
+			writeError(w, status, code, msg)
+			return
+		}
+		h.log.Info("ticket decision", "ticket", t.ID, "decision", decision, "by", by,
+			"client", t.Client, "user", t.User, "service", t.Service, "tool", t.Tool)
+		if h.events != nil {
+			h.events.Ticket(decision)
+		}
+		writeJSON(w, http.StatusOK, TicketReply{Ticket: safePreview(t)})
+	}
+}
+
+func decisionError(id string, t tickets.Ticket, err error) (int, toolerr.Code, string) {
+	switch {
+	case errors.Is(err, tickets.ErrUnknown):
+		return http.StatusNotFound, toolerr.NotFound, "unknown ticket " + id
+	case errors.Is(err, tickets.ErrExpired):
+		return http.StatusConflict, toolerr.Forbidden, "ticket " + id + " has expired"
+	case errors.Is(err, tickets.ErrDecided):
+		msg := fmt.Sprintf("ticket %s was already decided: it is %s", id, t.State)
+		if t.DecidedBy != "" {
+			msg += " (decided by " + t.DecidedBy + ")"
+		}
+		return http.StatusConflict, toolerr.Forbidden, msg
+	default:
+		return http.StatusInternalServerError, toolerr.Internal, "internal error"
+	}
+}
+
+func (h *handler) listPins(w http.ResponseWriter, _ *http.Request) {
+	out := PinList{Pending: h.pins.Pending()}
+	if out.Pending == nil {
+		out.Pending = []pins.Change{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (h *handler) acceptPin(w http.ResponseWriter, r *http.Request) {
+	service, tool := r.PathValue("service"), r.PathValue("tool")
+	if !validName(service) || !validName(tool) {
+		writeError(w, http.StatusBadRequest, toolerr.InvalidArgument, "invalid service or tool name")
+		return
+	}
+	by, ok := readBy(w, r)
+	if !ok {
+		return
+	}
+	if err := h.pins.Accept(service, tool); err != nil {
+		if errors.Is(err, pins.ErrNoChange) {
+			writeError(w, http.StatusNotFound, toolerr.NotFound,
+				fmt.Sprintf("no pending change for %s/%s", service, tool))
+			return
+		}
+		h.log.Error("pin accept failed", "service", service, "tool", tool, "by", by, "error", err)
+		writeError(w, http.StatusInternalServerError, toolerr.Internal, "internal error")
+		return
+	}
+	h.log.Info("pin accepted", "service", service, "tool", tool, "by", by)
+	writeJSON(w, http.StatusOK, PinAccepted{Service: service, Tool: tool})
+}
+
+func ticketID(w http.ResponseWriter, r *http.Request) (string, bool) {
+	id := r.PathValue("id")
+	if !idPattern.MatchString(id) {
+		writeError(w, http.StatusBadRequest, toolerr.InvalidArgument, "invalid ticket id")
+		return "", false
+	}
+	return id, true
+}
+
+// readBy reads the optional {"by": NAME} body; an empty body means
+// DefaultDecider.
+func readBy(w http.ResponseWriter, r *http.Request) (string, bool) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeError(w, http.StatusRequestEntityTooLarge, toolerr.TooLarge,
+				fmt.Sprintf("request body is larger than %d bytes", maxBodyBytes))
+		} else {
+			writeError(w, http.StatusBadRequest, toolerr.InvalidArgument, "cannot read request body")
+		}
+		return "", false
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return DefaultDecider, true
+	}
+	var body decisionBody
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil || dec.Decode(new(json.RawMessage)) != io.EOF {
+		writeError(w, http.StatusBadRequest, toolerr.InvalidArgument, `body must be a JSON object like {"by":"name"}`)
+		return "", false
+	}
+	if body.By == nil {
+		return DefaultDecider, true
+	}
+	by := SanitizeName(*body.By)
+	if by == "" {
+		return DefaultDecider, true
+	}
+	return by, true
+}
+
+// SanitizeName makes a decider's name safe to store, log and show: valid
+// UTF-8, no control or invisible formatting characters (which could spoof a
+// terminal or a log line), trimmed, at most 64 characters.
+func SanitizeName(s string) string {
+	s = strings.ToValidUTF8(s, "")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) > maxNameRunes {
+		s = strings.TrimSpace(string([]rune(s)[:maxNameRunes]))
+	}
+	return s
+}
+
+// safePreview makes sure the ticket encodes: a preview that is not JSON is
+// shown as a JSON string instead of failing the whole answer.
+func safePreview(t tickets.Ticket) tickets.Ticket {
+	if len(t.Preview) > 0 && !json.Valid(t.Preview) {
+		b, _ := json.Marshal(string(t.Preview))
+		t.Preview = b
+	}
+	return t
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		data, _ = json.Marshal(ErrorReply{Error: ErrorDetail{Code: toolerr.Internal, Message: "internal error"}})
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(data, '\n'))
+}
+
+func writeError(w http.ResponseWriter, status int, code toolerr.Code, msg string) {
+	writeJSON(w, status, ErrorReply{Error: ErrorDetail{Code: code, Message: msg}})
+}
