@@ -171,7 +171,7 @@ func (d *demo) tools() []toolkit.Tool {
 
 // harness runs the demo service and the gateway over real HTTP.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	demo    *demo
 	clock   *clock
 	gw      *app.Gateway
@@ -187,7 +187,7 @@ type harness struct {
 
 type harnessOption func(*app.Config)
 
-func newHarness(t *testing.T, opts ...harnessOption) *harness {
+func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Helper()
 	h := &harness{
 		t: t, demo: &demo{slow: make(chan struct{}), secret: upstreamKey},
@@ -254,7 +254,7 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	return h
 }
 
-func (h *harness) newService(t *testing.T, logger *slog.Logger, tools []toolkit.Tool) *toolkit.Service {
+func (h *harness) newService(t testing.TB, logger *slog.Logger, tools []toolkit.Tool) *toolkit.Service {
 	t.Helper()
 	svc, err := toolkit.New(toolkit.Options{
 		Name: "demo", ServiceToken: []byte(serviceToken), ApprovalKey: []byte(approvalKey),

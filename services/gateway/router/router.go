@@ -275,6 +275,9 @@ func (r *Router) Handler() http.Handler {
 			return
 		}
 		req.Body = http.MaxBytesReader(w, req.Body, MaxRequestBytes)
+		if req.Method == http.MethodPost && !readEnvelope(w, req) {
+			return
+		}
 		h.ServeHTTP(w, req)
 	})
 }

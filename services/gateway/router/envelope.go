@@ -1,0 +1,106 @@
+package router
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+)
+
+// envelope is the part of a JSON-RPC message the gateway checks before the
+// MCP server sees it.
+type envelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// Envelope errors carry their JSON-RPC code.
+type envelopeError struct {
+	code int
+	msg  string
+}
+
+func (e *envelopeError) Error() string { return e.msg }
+
+// checkEnvelope validates a request body: valid JSON (-32700), and a
+// JSON-RPC 2.0 request, notification or response (-32600). A batch is
+// checked element by element.
+func checkEnvelope(body []byte) error {
+	body = bytes.TrimSpace(body)
+	if !json.Valid(body) {
+		return &envelopeError{-32700, "parse error: the body is not valid JSON"}
+	}
+	if len(body) > 0 && body[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(body, &batch); err != nil || len(batch) == 0 {
+			return &envelopeError{-32600, "invalid request: empty batch"}
+		}
+		for _, m := range batch {
+			if err := checkMessage(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return checkMessage(body)
+}
+
+func checkMessage(raw []byte) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return &envelopeError{-32600, "invalid request: a JSON-RPC message must be an object"}
+	}
+	var e envelope
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return &envelopeError{-32600, "invalid request: malformed JSON-RPC fields"}
+	}
+	if e.JSONRPC != "2.0" {
+		return &envelopeError{-32600, `invalid request: "jsonrpc" must be "2.0"`}
+	}
+	if len(e.ID) > 0 {
+		switch e.ID[0] {
+		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'n':
+		default:
+			return &envelopeError{-32600, "invalid request: id must be a string or a number"}
+		}
+	}
+	switch {
+	case e.Method != nil:
+		if *e.Method == "" {
+			return &envelopeError{-32600, "invalid request: empty method"}
+		}
+	case len(e.ID) > 0 && (len(e.Result) > 0 || len(e.Error) > 0):
+		// A response to a server request (e.g. elicitation, ping).
+	default:
+		return &envelopeError{-32600, "invalid request: missing method"}
+	}
+	return nil
+}
+
+// readEnvelope reads and checks a POST body, then restores it for the MCP
+// server. It answers the client itself and returns false when the body is
+// unusable.
+func readEnvelope(w http.ResponseWriter, req *http.Request) bool {
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, -32600, "request body is too large")
+			return false
+		}
+		writeRPCError(w, http.StatusBadRequest, -32700, "could not read the request body")
+		return false
+	}
+	if err := checkEnvelope(body); err != nil {
+		var ee *envelopeError
+		errors.As(err, &ee)
+		writeRPCError(w, http.StatusBadRequest, ee.code, ee.msg)
+		return false
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	return true
+}
