@@ -1,0 +1,74 @@
+// Package redact removes secrets from tool results, audit records and log
+// values before they leave a toolgate process.
+//
+// A [Redactor] applies two kinds of rules to JSON-like values.
+//
+// # Key-name rules
+//
+// A map key is a secret key when its name, lower-cased and with '_', '-',
+// '.' and ' ' removed ("normalized"), matches the table below. The value
+// under a secret key is replaced whole by [Marker], whatever its type
+// (objects and arrays included).
+//
+//	rule          words                                           examples that match
+//	ends with     password passwd passphrase passwords            password, db_password, newPassword
+//	              secret secrets                                  client_secret, secrets
+//	              token                                           token, accessToken, X-Plex-Token, csrf_token
+//	              apikey apikeys                                  apiKey, api_key, X-Api-Key, SONARR_API_KEY
+//	              accesskey secretkey privatekey                  secret_access_key, ssh-private-key
+//	              encryptionkey signingkey masterkey
+//	              credential credentials                          credentials, aws_credential
+//	              authorization                                   Authorization, Proxy-Authorization
+//	              cookie cookies                                  Cookie, Set-Cookie, cookies
+//	              sessionid                                       sessionId, JSESSIONID
+//	              bearer                                          bearer
+//	              webhookurl                                      discordWebhookUrl (the URL embeds a token)
+//	equals        auth pass pwd                                   auth (docker config.json), pass, pwd
+//
+// Deliberately not secret, because home-lab APIs use them for harmless data:
+//
+//	tokens_used, maxTokens, inputTokens   the plural "tokens" is a count in AI/LLM APIs
+//	token_type, tokenExpiry               only a name that ENDS in a word matches
+//	nextPageToken, continuationToken,     pagination cursors ("pagetoken", "continuationtoken",
+//	NextToken                             "nexttoken" suffixes) are opaque but not credentials
+//	sessionKey, session                   Plex/Tautulli playback session numbers and objects
+//	key, signature                        too generic as JSON keys ("key": "S01E02")
+//	hasPassword, isSecret (bool values)   a name starting with "has"/"is" whose value is a
+//	                                      bool keeps the bool; any other value is redacted
+//
+// A key name alone cannot cover name/value pairs such as Sonarr provider
+// fields or header lists ({"name": "apiKey", "value": "..."}): when an object
+// has a "value" member and its "name", "key", "field" or "header" member is a
+// string naming a secret key (or "privacy" is "apiKey"/"password"), the
+// "value" member is redacted too.
+//
+// # Free-text rules
+//
+// Every string (values and map keys alike) passes these rules, in order:
+//
+//  1. Known secret values registered with [New] (each at least
+//     [MinKnownLen] bytes, plus their URL query- and path-escaped forms) are
+//     replaced wherever they occur, inside longer strings too.
+//  2. URL userinfo: "https://user:pass@host/" becomes
+//     "https://[REDACTED]@host/".
+//  3. "Bearer <token>" and "Basic <base64 of user:pass>" keep the scheme
+//     word and lose the credential. A Bearer "token" that is a short
+//     lower-case word ("Bearer authentication") is prose and kept.
+//  4. name=value and name: value pairs whose name is a secret key or one of
+//     the query-parameter names key, sig, signature (suffix), session, sid:
+//     URL query parameters (?apikey=..&token=..), fragments
+//     (#access_token=..), form bodies, environment entries
+//     (SONARR_API_KEY=...), header lines (X-Api-Key: ...; Authorization,
+//     Cookie and Set-Cookie lines lose everything up to the end of the line)
+//     and quoted JSON-ish text ("password": "..."). An unquoted value ends at
+//     whitespace or one of & # , ; " ' < > ) ] } ` \ ; a secret containing
+//     one of those is only partly caught unless it is a known value.
+//
+// The rules prefer over-redaction ("Primary key: id" loses "id") to leaks.
+//
+// # Hostile input
+//
+// Every rule is a single linear scan, so huge strings finish. Nesting deeper
+// than [MaxDepth] is replaced by [TooDeep]. Invalid UTF-8 is passed through
+// byte for byte (encoding/json later replaces it with U+FFFD).
+package redact
