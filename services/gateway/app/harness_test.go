@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -196,6 +197,11 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 		tokens: map[string]string{},
 	}
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var auditSink io.Writer = h.audit
+	if _, bench := t.(*testing.B); bench {
+		// Benchmarks measure the gateway, not an ever-growing buffer.
+		logger, auditSink = slog.New(slog.DiscardHandler), io.Discard
+	}
 	svc := h.newService(t, logger, h.demo.tools())
 	var handler http.Handler = svc.Handler()
 	h.svcSwap.Store(&handler)
@@ -241,7 +247,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 		o(&cfg)
 	}
 	ctx := t.Context()
-	h.gw, err = app.Build(ctx, cfg, app.Options{Logger: logger, Audit: h.audit, Now: h.clock.Now})
+	h.gw, err = app.Build(ctx, cfg, app.Options{Logger: logger, Audit: auditSink, Now: h.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

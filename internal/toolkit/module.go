@@ -1,0 +1,200 @@
+package toolkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+
+	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/redact"
+)
+
+// Settings every tool service reads from its environment.
+const (
+	EnvListen         = "TOOLGATE_LISTEN"
+	EnvServiceToken   = "TOOLGATE_SERVICE_TOKEN" // read from TOOLGATE_SERVICE_TOKEN_FILE
+	EnvApprovalKey    = "TOOLGATE_APPROVAL_KEY"  // read from TOOLGATE_APPROVAL_KEY_FILE
+	EnvMaxResultBytes = "TOOLGATE_MAX_RESULT_BYTES"
+	EnvCallTimeout    = "TOOLGATE_CALL_TIMEOUT"
+	EnvLogLevel       = "TOOLGATE_LOG_LEVEL"
+	DefaultListen     = ":8000"
+)
+
+// Name is the service's name, e.g. "arr"; its upper-case form prefixes the
+// service's own settings (ARR_ALLOW_WRITES).
+type Name string
+
+// ReadyFunc reports whether the upstream is reachable and accepts the
+// service's credentials.
+type ReadyFunc func(ctx context.Context) error
+
+// Secret is a secret value a service module hands to the redactor, so it
+// is masked wherever it appears in a result.
+type Secret []byte
+
+// ProvideTools registers a constructor whose []Tool result joins the
+// service's tools.
+func ProvideTools(constructor any) fx.Option {
+	return fx.Provide(fx.Annotate(constructor, fx.ResultTags(`group:"toolgate.tools,flatten"`)))
+}
+
+// ProvideSecret registers a constructor whose Secret result is redacted.
+func ProvideSecret(constructor any) fx.Option {
+	return fx.Provide(fx.Annotate(constructor, fx.ResultTags(`group:"toolgate.secrets"`)))
+}
+
+// Run is the main function of a tool service: `healthcheck` as the first
+// argument probes a running instance (for the container HEALTHCHECK, as
+// images have no curl); anything else starts the service with the given
+// fx modules and stops it gracefully on SIGTERM.
+func Run(name string, modules ...fx.Option) {
+	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
+		os.Exit(Healthcheck(context.Background(), LoopbackAddr(os.Getenv(EnvListen))))
+	}
+	logger := NewLogger(os.Getenv(EnvLogLevel))
+	app := fx.New(
+		FxLogger(logger),
+		fx.Supply(Name(name), logger),
+		Module,
+		fx.Options(modules...),
+	)
+	app.Run()
+	if err := app.Err(); err != nil {
+		os.Exit(1)
+	}
+}
+
+// FxLogger sends fx's own events to logger at debug level (errors stay
+// errors), so start-up does not flood the service log.
+func FxLogger(logger *slog.Logger) fx.Option {
+	return fx.WithLogger(func() fxevent.Logger {
+		l := &fxevent.SlogLogger{Logger: logger.With("component", "fx")}
+		l.UseLogLevel(slog.LevelDebug)
+		return l
+	})
+}
+
+// NewLogger returns a JSON logger on stderr at level (debug, info, warn, error).
+func NewLogger(level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToLower(level))); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
+// Module builds the Service from the environment and serves it.
+var Module = fx.Module("toolkit",
+	fx.Provide(newFromEnv),
+	fx.Invoke(serve),
+)
+
+type params struct {
+	fx.In
+	Name    Name
+	Logger  *slog.Logger
+	Tools   []Tool    `group:"toolgate.tools"`
+	Secrets []Secret  `group:"toolgate.secrets"`
+	Ready   ReadyFunc `optional:"true"`
+}
+
+// listenAddress is the service's listen address.
+type listenAddress string
+
+func newFromEnv(p params) (*Service, listenAddress, error) {
+	l := config.FromEnv()
+	prefix := strings.ToUpper(strings.ReplaceAll(string(p.Name), "-", "_"))
+	listen := l.String(EnvListen, DefaultListen)
+	token := l.Secret(EnvServiceToken)
+	allowWrites := l.Bool(prefix+"_ALLOW_WRITES", false)
+	var key []byte
+	if allowWrites {
+		key = l.Secret(EnvApprovalKey)
+	}
+	maxBytes := l.Int(EnvMaxResultBytes, DefaultMaxResultBytes, 1024, 64<<20)
+	timeout := l.Duration(EnvCallTimeout, 60*time.Second)
+	if err := l.Err(); err != nil {
+		return nil, "", fmt.Errorf("%s: configuration: %w", p.Name, err)
+	}
+	known := [][]byte{token}
+	if key != nil {
+		known = append(known, key)
+	}
+	for _, s := range p.Secrets {
+		known = append(known, s)
+	}
+	svc, err := New(Options{
+		Name: string(p.Name), ServiceToken: token, ApprovalKey: key, AllowWrites: allowWrites,
+		MaxResultBytes: maxBytes, CallTimeout: timeout, Redactor: redact.New(known...),
+		Logger: p.Logger, Ready: p.Ready,
+	}, p.Tools...)
+	return svc, listenAddress(listen), err
+}
+
+func serve(lc fx.Lifecycle, svc *Service, addr listenAddress, log *slog.Logger) {
+	srv := &http.Server{
+		Addr: string(addr), Handler: svc.Handler(),
+		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	}
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			ln, err := net.Listen("tcp", srv.Addr)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w", srv.Addr, err)
+			}
+			log.Info("serving", "addr", ln.Addr().String(), "tools", len(svc.ToolNames()))
+			go func() {
+				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					log.Error("server stopped", "error", err)
+				}
+			}()
+			return nil
+		},
+		OnStop: func(ctx context.Context) error { return srv.Shutdown(ctx) },
+	})
+}
+
+// Healthcheck probes http://127.0.0.1:<port>/healthz and returns an exit code.
+func Healthcheck(ctx context.Context, addr string) int {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/healthz", nil)
+	if err != nil {
+		return 1
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "healthcheck:", err)
+		return 1
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		fmt.Fprintln(os.Stderr, "healthcheck: HTTP", res.StatusCode)
+		return 1
+	}
+	return 0
+}
+
+// LoopbackAddr turns a listen address (":8000") into a dialable loopback one.
+func LoopbackAddr(listen string) string {
+	if listen == "" {
+		listen = DefaultListen
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "127.0.0.1:8000"
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}

@@ -1,0 +1,115 @@
+package toolkit
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+)
+
+// DefaultMaxResultBytes bounds the JSON of one result.
+const DefaultMaxResultBytes = 256 << 10
+
+// TruncationMarker starts the note appended to a truncated text result.
+const TruncationMarker = "\n[toolgate: truncated"
+
+// Success builds a result: structuredContent holds v (wrapped as
+// {"result": v} when v is not a JSON object, because MCP requires an object)
+// and a text content mirrors it as JSON. When the JSON exceeds maxBytes the
+// text is cut on a UTF-8 boundary with an explicit marker and the structured
+// content says so instead of carrying a partial object.
+func Success(v any, maxBytes int) (*mcp.CallToolResult, error) {
+	obj, data, err := structured(v)
+	if err != nil {
+		return nil, err
+	}
+	if maxBytes > 0 && len(data) > maxBytes {
+		return truncated(data, maxBytes), nil
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(string(data))},
+		StructuredContent: obj,
+	}, nil
+}
+
+func structured(v any) (any, []byte, error) {
+	data, err := marshal(v)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode result: %w", err)
+	}
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		v = map[string]any{"result": json.RawMessage(data)}
+		if data, err = marshal(v); err != nil {
+			return nil, nil, fmt.Errorf("encode result: %w", err)
+		}
+	}
+	return json.RawMessage(data), data, nil
+}
+
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+func truncated(data []byte, maxBytes int) *mcp.CallToolResult {
+	note := fmt.Sprintf("%s: showing %%d of %d bytes; narrow the request (filters, paging) to see the rest]", TruncationMarker, len(data))
+	keep := maxBytes - len(note) - 8
+	if keep < 0 {
+		keep = 0
+	}
+	head := truncateUTF8(string(data), keep)
+	text := head + fmt.Sprintf(note, len(head))
+	return &mcp.CallToolResult{
+		Content: []mcp.Content{mcp.NewTextContent(text)},
+		StructuredContent: map[string]any{
+			"truncated":   true,
+			"total_bytes": len(data),
+			"shown_bytes": len(head),
+			"hint":        "the full result is larger than the response cap; narrow the request",
+		},
+	}
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a rune.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// ErrorBody is the structured content of a failed call.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail carries the stable code and the client-safe message.
+type ErrorDetail struct {
+	Code    toolerr.Code `json:"code"`
+	Message string       `json:"message"`
+}
+
+// Failure builds an isError result from err. Only the code and the
+// client-safe message of a *toolerr.Error leave; other errors become
+// "internal error" so no cause text (which may quote an upstream) escapes.
+func Failure(err error) *mcp.CallToolResult {
+	body := ErrorBody{Error: ErrorDetail{Code: toolerr.CodeOf(err), Message: toolerr.MessageOf(err)}}
+	data, _ := marshal(body)
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(string(data))},
+		StructuredContent: body,
+		IsError:           true,
+	}
+}

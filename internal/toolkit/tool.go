@@ -1,0 +1,103 @@
+// Package toolkit is the scaffold every toolgate tool service is built on:
+// strict tool registration, argument validation before any upstream request,
+// structured results with stable error codes, redaction, a response byte cap,
+// the preview/apply split for writes with verification of the gateway's
+// signed approvals, and the HTTP server with /mcp, /healthz and /readyz.
+// A service supplies its domain code as Tools; the toolkit does the rest.
+package toolkit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+)
+
+// Annotations are the MCP behaviour hints of a tool. Every tool states all
+// four explicitly; mcp-go's defaults (destructive, open-world) are never used.
+type Annotations struct {
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	OpenWorld   bool
+}
+
+// Args are a call's arguments as the client sent them, already validated
+// against the tool's schema.
+type Args struct{ raw json.RawMessage }
+
+// NewArgs wraps raw JSON arguments; an empty value means {}.
+func NewArgs(raw json.RawMessage) Args {
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	return Args{raw: raw}
+}
+
+// Raw returns the arguments as JSON.
+func (a Args) Raw() json.RawMessage { return a.raw }
+
+// Decode unmarshals the arguments into v (typically a struct with json tags).
+func (a Args) Decode(v any) error {
+	if err := json.Unmarshal(a.raw, v); err != nil {
+		return toolerr.Wrap(toolerr.InvalidArgument, err, "arguments do not match the tool's parameters")
+	}
+	return nil
+}
+
+// ReadFunc answers a read-only tool call. Its result must marshal to JSON.
+type ReadFunc func(ctx context.Context, args Args) (any, error)
+
+// Write is the two halves of a write tool.
+type Write struct {
+	// Preview has no side effects: it re-reads the upstream, narrows the
+	// scope and returns exactly what Apply would do. Its result must be
+	// deterministic for an unchanged upstream, because Apply recomputes it
+	// and refuses when it differs from what the user approved.
+	Preview func(ctx context.Context, args Args) (any, error)
+	// Apply performs the write described by preview (freshly recomputed and
+	// checked against the approved digest).
+	Apply func(ctx context.Context, args Args, preview any) (any, error)
+}
+
+// Tool is one MCP tool of a service.
+type Tool struct {
+	// Name starts with the service's prefix (sonarr_, ha_, …).
+	Name        string
+	Title       string
+	Description string
+	// Schema is the strict JSON Schema of the arguments: an object with
+	// additionalProperties false.
+	Schema      json.RawMessage
+	Annotations Annotations
+	// Timeout overrides the service's per-call deadline (e.g. for slow
+	// indexer searches). Zero means the default.
+	Timeout time.Duration
+	// Exactly one of Read and Write is set.
+	Read  ReadFunc
+	Write *Write
+}
+
+// IsWrite reports whether the tool changes anything upstream.
+func (t Tool) IsWrite() bool { return t.Write != nil }
+
+func (t Tool) check() error {
+	switch {
+	case t.Name == "":
+		return errors.New("tool has no name")
+	case t.Description == "":
+		return fmt.Errorf("tool %s has no description", t.Name)
+	case (t.Read == nil) == (t.Write == nil):
+		return fmt.Errorf("tool %s must set exactly one of Read and Write", t.Name)
+	case t.Write != nil && (t.Write.Preview == nil || t.Write.Apply == nil):
+		return fmt.Errorf("write tool %s needs Preview and Apply", t.Name)
+	case t.Write != nil && t.Annotations.ReadOnly:
+		return fmt.Errorf("write tool %s is annotated read-only", t.Name)
+	case t.Read != nil && !t.Annotations.ReadOnly:
+		return fmt.Errorf("read tool %s must be annotated read-only", t.Name)
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/toolgate/toolgate/internal/config"
+)
+
+// ConfigModule reads the gateway's configuration from the environment.
+var ConfigModule = fx.Module("config",
+	fx.Provide(func() (Config, error) { return LoadConfig(config.FromEnv()) }),
+)
+
+// GatewayModule assembles the gateway; audit lines go to stdout, logs to
+// the injected logger.
+var GatewayModule = fx.Module("gateway",
+	fx.Provide(func(lc fx.Lifecycle, cfg Config, log *slog.Logger) (*Gateway, error) {
+		g, err := Build(context.Background(), cfg, Options{Logger: log, Audit: os.Stdout})
+		if err != nil {
+			return nil, err
+		}
+		lc.Append(fx.StopHook(g.Close))
+		return g, nil
+	}),
+)
+
+// ServeModule starts the public and admin listeners and the tool refresh
+// loop, and stops them gracefully.
+var ServeModule = fx.Module("serve",
+	fx.Invoke(func(lc fx.Lifecycle, cfg Config, g *Gateway, log *slog.Logger) {
+		ctx, cancel := context.WithCancel(context.Background())
+		servers := []*http.Server{newServer(cfg.Listen, g.Public)}
+		if g.Admin != nil {
+			servers = append(servers, newServer(cfg.AdminListen, g.Admin))
+		} else {
+			log.Warn("admin API disabled: no TOOLGATE_ADMIN_TOKEN_FILE; human approvals cannot be given")
+		}
+		lc.Append(fx.Hook{
+			OnStart: func(context.Context) error {
+				for _, s := range servers {
+					ln, err := net.Listen("tcp", s.Addr)
+					if err != nil {
+						return fmt.Errorf("listen on %s: %w", s.Addr, err)
+					}
+					log.Info("listening", "addr", ln.Addr().String())
+					go func() {
+						if err := s.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+							log.Error("server stopped", "error", err)
+						}
+					}()
+				}
+				go g.Router.Run(ctx, cfg.RefreshInterval)
+				return nil
+			},
+			OnStop: func(stop context.Context) error {
+				cancel()
+				var errs []error
+				for _, s := range servers {
+					errs = append(errs, s.Shutdown(stop))
+				}
+				return errors.Join(errs...)
+			},
+		})
+	}),
+)
+
+func newServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+}

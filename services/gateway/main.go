@@ -1,0 +1,30 @@
+// Command gateway is toolgate's only door for MCP clients: it authenticates
+// callers, asks the policy about every call, routes calls to the tool
+// services and runs the preview → ticket → confirm flow for writes.
+//
+// Without arguments it serves. Subcommands: token, approvals, pins, stdio,
+// healthcheck (see `gateway help`).
+package main
+
+import (
+	"os"
+
+	"go.uber.org/fx"
+
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/services/gateway/app"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] != "serve" {
+		os.Exit(app.Command(os.Args[1:]))
+	}
+	logger := toolkit.NewLogger(os.Getenv(app.EnvLogLevel))
+	fx.New(
+		toolkit.FxLogger(logger),
+		fx.Supply(logger),
+		app.ConfigModule,
+		app.GatewayModule,
+		app.ServeModule,
+	).Run()
+}
