@@ -113,4 +113,3 @@ func BenchmarkThroughput16(b *testing.B) {
 	b.ReportMetric(gateway/direct, "ratio")
 	b.ReportMetric(0, "ns/op")
 }
-
