@@ -1,0 +1,93 @@
+package app_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/services/gateway/app"
+	"github.com/toolgate/toolgate/services/gateway/auth"
+)
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	_, line, _ := auth.NewToken("openwebui", []string{"users"})
+	tokens := write("tokens", line+"\n")
+	badTokens := write("bad-tokens", "sha256:zz openwebui users\n")
+	key := write("key", approvalKey+"\n")
+	svcTok := write("svc", serviceToken)
+	base := map[string]string{
+		app.EnvClientTokensFile:            tokens,
+		app.EnvApprovalKey + "_FILE":       key,
+		app.EnvServices:                    "demo=http://demo:8000/mcp, web=http://web:8000/mcp",
+		"TOOLGATE_SERVICE_TOKEN_DEMO_FILE": svcTok,
+		"TOOLGATE_SERVICE_TOKEN_WEB_FILE":  svcTok,
+	}
+	with := func(changes map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for k, v := range changes {
+			if v == "-" {
+				delete(m, k)
+			} else {
+				m[k] = v
+			}
+		}
+		return m
+	}
+	cases := []struct {
+		name    string
+		env     map[string]string
+		wantErr []string
+	}{
+		{"complete", base, nil},
+		{"nothing set", map[string]string{}, []string{app.EnvClientTokensFile, app.EnvApprovalKey + "_FILE"}},
+		{"secret in plain env", with(map[string]string{app.EnvApprovalKey: approvalKey}), []string{app.EnvApprovalKey}},
+		{"service without its token", with(map[string]string{"TOOLGATE_SERVICE_TOKEN_WEB_FILE": "-"}), []string{"TOOLGATE_SERVICE_TOKEN_WEB_FILE"}},
+		{"malformed services", with(map[string]string{app.EnvServices: "demo http://demo"}), []string{app.EnvServices}},
+		{"service URL not http", with(map[string]string{app.EnvServices: "demo=ftp://demo/mcp"}), []string{"service demo"}},
+		{"bad tokens file", with(map[string]string{app.EnvClientTokensFile: badTokens}), []string{app.EnvClientTokensFile, "line 1"}},
+		{"remote policy without URL", with(map[string]string{app.EnvPolicyMode: "remote"}), []string{app.EnvPolicyURL}},
+		{"bad duration and int", with(map[string]string{app.EnvCallTimeout: "soon", app.EnvMaxResultBytes: "lots"}), []string{app.EnvCallTimeout, app.EnvMaxResultBytes}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := app.LoadConfig(config.New(func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }))
+			if tc.wantErr == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(cfg.Services) != 2 || cfg.Services[1].Name != "web" || string(cfg.Services[0].Token) != serviceToken ||
+					cfg.CallTimeout != 90*time.Second || cfg.Listen != ":8080" || cfg.AdminListen != "127.0.0.1:8081" || cfg.Tokens == nil {
+					t.Fatalf("unexpected config: %+v", cfg)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, want := range tc.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not name %q", err, want)
+				}
+			}
+			for _, secret := range []string{approvalKey, serviceToken, dir} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("error leaks %q: %v", secret, err)
+				}
+			}
+		})
+	}
+}
