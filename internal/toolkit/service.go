@@ -133,6 +133,10 @@ func New(opts Options, tools ...Tool) (*Service, error) {
 		s.mcp.AddTool(definition(t), s.handle(e))
 	}
 	streamable := server.NewStreamableHTTPServer(s.mcp,
+		// Nothing here is per session (the caller is the bearer token), and
+		// mcp-go's stateful manager keeps ~10 KB for every initialize until
+		// a DELETE that clients rarely send. Stateless serves 2026-07-28
+		// clients and initialize-based ones alike.
 		server.WithStateLess(true),
 		// The gateway reaches services by compose names, not localhost;
 		// the service token is the access control here.
@@ -140,6 +144,16 @@ func New(opts Options, tools ...Tool) (*Service, error) {
 	)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", s.authenticate(limitBody(streamable)))
+	// A stateless service has no stream to offer: a GET would otherwise
+	// hold an idle event stream open forever. 405 is the spec's answer and
+	// tells clients not to listen.
+	mux.Handle("GET /mcp", s.authenticate(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Allow", "POST")
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{
+			"jsonrpc": "2.0", "id": nil,
+			"error": map[string]any{"code": -32600, "message": "this service is stateless and offers no event stream; use POST"},
+		})
+	})))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

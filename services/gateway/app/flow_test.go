@@ -307,7 +307,7 @@ func TestWriteToolSchemaOffersConfirm(t *testing.T) {
 			t.Errorf("%s: schema is not strict: %s", tl.Name, schema)
 		}
 	}
-	if len(res.Tools) != 6 {
-		t.Fatalf("want the 6 demo tools on /mcp/demo, got %d", len(res.Tools))
+	if len(res.Tools) != 8 {
+		t.Fatalf("want the 8 demo tools on /mcp/demo, got %d", len(res.Tools))
 	}
 }

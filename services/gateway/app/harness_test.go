@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/toolerr"
@@ -80,6 +81,7 @@ type demo struct {
 	applied atomic.Int64 // how many Apply calls ran
 	slow    chan struct{}
 	secret  string
+	note    atomic.Value
 }
 
 func (d *demo) tools() []toolkit.Tool {
@@ -127,6 +129,37 @@ func (d *demo) tools() []toolkit.Tool {
 				case <-ctx.Done():
 					return nil, ctx.Err()
 				}
+			},
+		},
+		{
+			Name: "demo_big", Description: "Return a large text of multi-byte characters.",
+			Schema:      json.RawMessage(`{"type":"object","properties":{"kib":{"type":"integer","minimum":1,"maximum":200}},"required":["kib"],"additionalProperties":false}`),
+			Annotations: toolkit.Annotations{ReadOnly: true, Idempotent: true},
+			Read: func(_ context.Context, a toolkit.Args) (any, error) {
+				var in struct{ Kib int }
+				if err := a.Decode(&in); err != nil {
+					return nil, err
+				}
+				return map[string]any{"text": strings.Repeat("ü€", in.Kib*1024/5)}, nil
+			},
+		},
+		{
+			Name: "demo_note_touch", Description: "Set the note (low-risk: allowed without a ticket).",
+			Schema:      json.RawMessage(`{"type":"object","properties":{"note":{"type":"string","maxLength":50}},"required":["note"],"additionalProperties":false}`),
+			Annotations: toolkit.Annotations{Idempotent: true},
+			Write: &toolkit.Write{
+				Preview: func(_ context.Context, a toolkit.Args) (any, error) {
+					return map[string]any{"old": d.note.Load()}, nil
+				},
+				Apply: func(_ context.Context, a toolkit.Args, _ any) (any, error) {
+					var in struct{ Note string }
+					if err := a.Decode(&in); err != nil {
+						return nil, err
+					}
+					d.applied.Add(1)
+					d.note.Store(in.Note)
+					return map[string]any{"note": in.Note}, nil
+				},
 			},
 		},
 		{
@@ -398,4 +431,20 @@ func (h *harness) adminPost(path string) int {
 	}
 	res.Body.Close()
 	return res.StatusCode
+}
+
+// newAuthedMCPServer serves a plain mcp-go server that, like a toolkit
+// service, accepts only the service token.
+func newAuthedMCPServer(t *testing.T, s *server.MCPServer) string {
+	t.Helper()
+	h := server.NewStreamableHTTPServer(s, server.WithStateful(true), server.WithDisableLocalhostProtection(true))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+serviceToken {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }

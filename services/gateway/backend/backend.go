@@ -40,6 +40,10 @@ type Backend struct {
 	cfg Config
 	log *slog.Logger
 	sem chan struct{}
+	// life outlives single calls: the session's notification stream runs
+	// under it until Close.
+	life context.Context
+	stop context.CancelFunc
 
 	mu  sync.Mutex
 	cli *client.Client
@@ -56,7 +60,8 @@ func New(cfg Config) *Backend {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = NewHTTPClient()
 	}
-	return &Backend{cfg: cfg, log: cfg.Logger.With("service", cfg.Name), sem: make(chan struct{}, cfg.MaxConcurrent)}
+	life, stop := context.WithCancel(context.Background())
+	return &Backend{cfg: cfg, log: cfg.Logger.With("service", cfg.Name), sem: make(chan struct{}, cfg.MaxConcurrent), life: life, stop: stop}
 }
 
 // NewHTTPClient returns a client tuned for many concurrent calls to a few
@@ -99,7 +104,7 @@ func (b *Backend) session(ctx context.Context) (*client.Client, error) {
 			go b.cfg.OnListChanged(b.cfg.Name)
 		}
 	})
-	if err := c.Start(ctx); err != nil {
+	if err := c.Start(b.life); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("service %s: start: %w", b.cfg.Name, err)
 	}
@@ -126,6 +131,7 @@ func (b *Backend) reset(c *client.Client) {
 
 // Close ends the session.
 func (b *Backend) Close() error {
+	b.stop()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.cli == nil {

@@ -181,7 +181,11 @@ const DefaultInstructions = "toolgate offers home-lab tools. Pick the one servic
 
 func (r *Router) streamable(s *server.MCPServer) http.Handler {
 	return server.NewStreamableHTTPServer(s,
+		// Sessions for clients that use them (older revisions); forged ids
+		// are refused, and idle sessions are swept because clients rarely
+		// send DELETE.
 		server.WithStateful(true),
+		server.WithSessionIdleTTL(sessionIdleTTL),
 		server.WithDisableLocalhostProtection(true),
 		server.WithHTTPContextFunc(func(ctx context.Context, req *http.Request) context.Context {
 			if id, ok := auth.IdentityFrom(req.Context()); ok {
@@ -191,6 +195,8 @@ func (r *Router) streamable(s *server.MCPServer) http.Handler {
 		}),
 	)
 }
+
+const sessionIdleTTL = 10 * time.Minute
 
 // Services lists the configured service names.
 func (r *Router) Services() []string { return slices.Clone(r.names) }
