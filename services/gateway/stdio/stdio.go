@@ -128,10 +128,12 @@ loop:
 				b.out.writeLine(errorResponse(rerr.id, rerr.code, rerr.message))
 				continue
 			}
-			if len(in.requests) == 0 {
+			if len(in.requests) == 0 || in.isInitialize() {
 				// Notifications and responses are answered with 202 at once;
 				// sending them in order keeps e.g. notifications/initialized
-				// ahead of the requests that follow it.
+				// ahead of the requests that follow it. initialize waits for
+				// its answer too: it carries the session id every later
+				// message needs.
 				mctx, cancel := context.WithTimeout(reqCtx, messageTimeout)
 				b.forward(mctx, in)
 				cancel()

@@ -694,3 +694,25 @@ func TestBatchFromClient(t *testing.T) {
 		t.Errorf("unexpected extra stdout lines: %q", rest)
 	}
 }
+
+// TestPipelinedStartup: a client may write initialize, initialized and its
+// first request without waiting; the bridge holds them until initialize has
+// brought the session id, so none reaches the gateway without it.
+func TestPipelinedStartup(t *testing.T) {
+	ts, _ := newMCPGateway(t, nil, server.WithStateful(true))
+	br := startBridge(t, t.Context(), Config{URL: ts.URL + "/mcp"})
+	br.send(initializeMsg)
+	br.send(initializedMsg)
+	br.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"pipelined"}}}`)
+	got := map[string]rpcMsg{}
+	for range 2 {
+		m := br.next()
+		got[idOf(m)] = m
+	}
+	if got["1"].Error != nil || got["2"].Error != nil {
+		t.Fatalf("pipelined start-up failed: %s / %s", got["1"].raw, got["2"].raw)
+	}
+	if text := toolText(t, got["2"]); text != "pipelined" {
+		t.Fatalf("tools/call answered %q", text)
+	}
+}
