@@ -67,10 +67,12 @@ func Run(name string, modules ...fx.Option) {
 		Module,
 		fx.Options(modules...),
 	)
-	app.Run()
 	if err := app.Err(); err != nil {
+		// One readable line for the operator; fx's own log has the details.
+		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
 	}
+	app.Run()
 }
 
 // FxLogger sends fx's own events to logger at debug level (errors stay

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"go.uber.org/fx"
@@ -20,11 +21,17 @@ func main() {
 		os.Exit(app.Command(os.Args[1:]))
 	}
 	logger := toolkit.NewLogger(os.Getenv(app.EnvLogLevel))
-	fx.New(
+	gateway := fx.New(
 		toolkit.FxLogger(logger),
 		fx.Supply(logger),
 		app.ConfigModule,
 		app.GatewayModule,
 		app.ServeModule,
-	).Run()
+	)
+	if err := gateway.Err(); err != nil {
+		// One readable line for the operator; fx's own log has the details.
+		fmt.Fprintln(os.Stderr, "gateway:", err)
+		os.Exit(1)
+	}
+	gateway.Run()
 }

@@ -55,6 +55,12 @@ type PinStore interface {
 	Accept(service, tool string) error
 }
 
+// DecisionRecorder, when the Events value also implements it, records who
+// approved or denied which ticket (the gateway writes it to the audit log).
+type DecisionRecorder interface {
+	TicketDecided(t tickets.Ticket, decision, by string)
+}
+
 // Events is the metrics hook; Ticket receives "approved" or "denied".
 type Events interface {
 	Ticket(event string)
@@ -234,6 +240,9 @@ func (h *handler) decide(decision string, apply func(id, by string) (tickets.Tic
 			"client", t.Client, "user", t.User, "service", t.Service, "tool", t.Tool)
 		if h.events != nil {
 			h.events.Ticket(decision)
+			if rec, ok := h.events.(DecisionRecorder); ok {
+				rec.TicketDecided(t, decision, by)
+			}
 		}
 		writeJSON(w, http.StatusOK, TicketReply{Ticket: safePreview(t)})
 	}

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
@@ -45,12 +47,14 @@ type Config struct {
 	// PolicyMode is "embedded" or "remote".
 	PolicyMode string
 	PolicyURL  string
+	// PolicyDir, when set, is read instead of the policies built into the
+	// binary (embedded mode), so a policy edit needs only a restart.
+	PolicyDir string
 	PinsFile   string
 
 	CallTimeout        time.Duration
 	MaxResultBytes     int
 	ServiceConcurrency int
-	TicketTTL          time.Duration
 	RefreshInterval    time.Duration
 }
 
@@ -75,6 +79,9 @@ type Options struct {
 	Now   func() time.Time
 	// HTTPClient reaches the services and the policy sidecar.
 	HTTPClient *http.Client
+	// Policy, when set, replaces the engine cfg describes (an embedding
+	// program's own engine, or a test's).
+	Policy policy.Engine
 }
 
 // Build assembles a gateway from cfg.
@@ -94,9 +101,12 @@ func Build(ctx context.Context, cfg Config, o Options) (*Gateway, error) {
 	if cfg.Tokens == nil {
 		return nil, errors.New("gateway: no client tokens configured")
 	}
-	engine, err := newEngine(ctx, cfg, o.HTTPClient)
-	if err != nil {
-		return nil, err
+	engine := o.Policy
+	if engine == nil {
+		var err error
+		if engine, err = newEngine(ctx, cfg, o.HTTPClient); err != nil {
+			return nil, err
+		}
 	}
 	signer, err := approval.NewSigner(cfg.ApprovalKey)
 	if err != nil {
@@ -112,6 +122,7 @@ func Build(ctx context.Context, cfg Config, o Options) (*Gateway, error) {
 		Metrics: metrics.New(),
 		Policy:  engine,
 	}
+	auditLog := audit.New(o.Audit)
 	var routed []router.Backend
 	r := &lazyRefresh{}
 	for _, s := range cfg.Services {
@@ -123,10 +134,10 @@ func Build(ctx context.Context, cfg Config, o Options) (*Gateway, error) {
 		routed = append(routed, b)
 	}
 	g.Router, err = router.New(router.Config{
-		CallTimeout: cfg.CallTimeout, MaxResultBytes: cfg.MaxResultBytes, TicketTTL: cfg.TicketTTL,
+		CallTimeout: cfg.CallTimeout, MaxResultBytes: cfg.MaxResultBytes,
 	}, router.Deps{
 		Policy: engine, Tickets: g.Tickets, Pins: g.Pins, Signer: signer,
-		Audit: audit.New(o.Audit), Metrics: g.Metrics, Logger: o.Logger, Now: o.Now, Backends: routed,
+		Audit: auditLog, Metrics: g.Metrics, Logger: o.Logger, Now: o.Now, Backends: routed,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -147,7 +158,8 @@ func Build(ctx context.Context, cfg Config, o Options) (*Gateway, error) {
 	g.Public = mux
 
 	if len(cfg.AdminToken) > 0 {
-		g.Admin, err = admin.NewHandler(cfg.AdminToken, g.Tickets, g.Pins, g.Metrics, o.Logger)
+		events := &ticketEvents{metrics: g.Metrics, audit: auditLog, now: o.Now}
+		g.Admin, err = admin.NewHandler(cfg.AdminToken, g.Tickets, g.Pins, events, o.Logger)
 		if err != nil {
 			return nil, fmt.Errorf("gateway: admin: %w", err)
 		}
@@ -155,10 +167,16 @@ func Build(ctx context.Context, cfg Config, o Options) (*Gateway, error) {
 	return g, nil
 }
 
+const policyTimeout = 5 * time.Second
+
 func newEngine(ctx context.Context, cfg Config, hc *http.Client) (policy.Engine, error) {
 	switch cfg.PolicyMode {
 	case "", "embedded":
-		e, err := policy.NewEmbedded(ctx, policies.FS)
+		var fsys fs.FS = policies.FS
+		if cfg.PolicyDir != "" {
+			fsys = os.DirFS(cfg.PolicyDir)
+		}
+		e, err := policy.NewEmbedded(ctx, fsys)
 		if err != nil {
 			return nil, fmt.Errorf("gateway: load embedded policy: %w", err)
 		}
@@ -167,7 +185,9 @@ func newEngine(ctx context.Context, cfg Config, hc *http.Client) (policy.Engine,
 		if cfg.PolicyURL == "" {
 			return nil, errors.New("gateway: POLICY_MODE=remote needs POLICY_URL")
 		}
-		return policy.NewRemote(cfg.PolicyURL, hc), nil
+		// A hung sidecar must not hang calls: every decision has a deadline
+		// and an unanswered one is a denial.
+		return policy.NewRemote(cfg.PolicyURL, &http.Client{Transport: hc.Transport, Timeout: policyTimeout}), nil
 	default:
 		return nil, fmt.Errorf("gateway: POLICY_MODE must be embedded or remote")
 	}
@@ -195,6 +215,24 @@ func (g *Gateway) Close() error {
 		errs = append(errs, b.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// ticketEvents counts a person's ticket decisions and writes them to the
+// audit log, next to the calls they approve.
+type ticketEvents struct {
+	metrics *metrics.Metrics
+	audit   *audit.Logger
+	now     func() time.Time
+}
+
+func (e *ticketEvents) Ticket(event string) { e.metrics.Ticket(event) }
+
+func (e *ticketEvents) TicketDecided(t tickets.Ticket, decision, by string) {
+	e.audit.Log(audit.Record{
+		Time: e.now().UTC(), Event: audit.EventTicket, Client: t.Client, User: t.User,
+		Service: t.Service, Tool: t.Tool, TicketID: t.ID, ArgsDigest: t.ArgsDigest,
+		Decision: decision, Approval: t.Approval, Reason: "decided by " + by, Outcome: decision,
+	})
 }
 
 // lazyRefresh lets backends announce tool list changes to the router that

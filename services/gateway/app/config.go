@@ -23,11 +23,11 @@ const (
 	EnvAllowedOrigins     = "TOOLGATE_ALLOWED_ORIGINS"
 	EnvPolicyMode         = "POLICY_MODE"
 	EnvPolicyURL          = "POLICY_URL"
+	EnvPolicyDir          = "POLICY_DIR"
 	EnvPinsFile           = "TOOLGATE_PINS_FILE"
 	EnvCallTimeout        = "TOOLGATE_CALL_TIMEOUT"
 	EnvMaxResultBytes     = "TOOLGATE_MAX_RESULT_BYTES"
 	EnvServiceConcurrency = "TOOLGATE_SERVICE_CONCURRENCY"
-	EnvTicketTTL          = "TOOLGATE_TICKET_TTL"
 	EnvRefreshInterval    = "TOOLGATE_REFRESH_INTERVAL"
 	EnvLogLevel           = "TOOLGATE_LOG_LEVEL"
 )
@@ -48,11 +48,11 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		AdminListen:        l.String(EnvAdminListen, "127.0.0.1:8081"),
 		ApprovalKey:        l.Secret(EnvApprovalKey),
 		PolicyMode:         l.String(EnvPolicyMode, "embedded"),
+		PolicyDir:          l.String(EnvPolicyDir, ""),
 		PinsFile:           l.String(EnvPinsFile, ""),
 		CallTimeout:        l.Duration(EnvCallTimeout, 90*time.Second),
 		MaxResultBytes:     l.Int(EnvMaxResultBytes, 512<<10, 4<<10, 64<<20),
 		ServiceConcurrency: l.Int(EnvServiceConcurrency, 16, 1, 1024),
-		TicketTTL:          l.Duration(EnvTicketTTL, 10*time.Minute),
 		RefreshInterval:    l.Duration(EnvRefreshInterval, time.Minute),
 	}
 	cfg.AdminToken, _ = l.OptionalSecret(EnvAdminToken)

@@ -141,6 +141,12 @@ func TestHumanApproval(t *testing.T) {
 	if isErr || done["status"] != "applied" || h.demo.counter.Load() != 0 {
 		t.Fatalf("confirm after approval: %v (counter %d)", done, h.demo.counter.Load())
 	}
+	// The person's decision is in the audit log next to the calls.
+	for _, want := range []string{`"event":"ticket","client":"openwebui"`, `"ticket_id":"` + ticket + `"`, `"outcome":"approved"`, `"reason":"decided by tester"`} {
+		if !strings.Contains(h.audit.String(), want) {
+			t.Errorf("audit log lacks %s", want)
+		}
+	}
 
 	// A denied ticket is dead, even if someone tries to approve it later.
 	h.demo.counter.Store(3)

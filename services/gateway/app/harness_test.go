@@ -219,7 +219,8 @@ type harness struct {
 	svcSwap atomic.Pointer[http.Handler]
 }
 
-type harnessOption func(*app.Config)
+// harnessOption changes the gateway's configuration or its options.
+type harnessOption interface{}
 
 func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Helper()
@@ -276,11 +277,19 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 		CallTimeout:        5 * time.Second,
 		ServiceConcurrency: 8,
 	}
+	buildOpts := app.Options{Logger: logger, Audit: auditSink, Now: h.clock.Now}
 	for _, o := range opts {
-		o(&cfg)
+		switch o := o.(type) {
+		case func(*app.Config):
+			o(&cfg)
+		case func(*app.Options):
+			o(&buildOpts)
+		default:
+			t.Fatalf("unknown harness option %T", o)
+		}
 	}
 	ctx := t.Context()
-	h.gw, err = app.Build(ctx, cfg, app.Options{Logger: logger, Audit: auditSink, Now: h.clock.Now})
+	h.gw, err = app.Build(ctx, cfg, buildOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

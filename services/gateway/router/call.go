@@ -75,9 +75,6 @@ func (r *Router) serve(ctx context.Context, c *call, req mcp.CallToolRequest) (*
 	case d.Decision == policy.Deny:
 		return errorResult(toolerr.New(toolerr.Forbidden, "denied by policy: %s", d.Reason)), "denied"
 	case !c.e.write && d.Decision == policy.Allow:
-		if c.confirm || c.ticket != "" {
-			return errorResult(toolerr.New(toolerr.InvalidArgument, "%s only reads; it takes no confirm or ticket", c.e.offered.Name)), string(toolerr.InvalidArgument)
-		}
 		return r.forward(ctx, c, nil, true)
 	case !c.e.write:
 		// The policy asked for confirmation of a read; reads have no
@@ -151,6 +148,7 @@ func (r *Router) parseArgs(c *call, req mcp.CallToolRequest) error {
 		return toolerr.Wrap(toolerr.InvalidArgument, err, "arguments cannot be digested")
 	}
 	c.args, c.argsDigest = args, d
+	c.ticketID = c.ticket
 	return nil
 }
 
@@ -176,16 +174,17 @@ func (r *Router) preview(ctx context.Context, c *call) (*mcp.CallToolResult, str
 	if kind != tickets.ApprovalHuman {
 		kind = tickets.ApprovalModel
 	}
-	ttl := r.cfg.TicketTTL
-	if c.decision.TTLSeconds > 0 {
-		ttl = time.Duration(c.decision.TTLSeconds) * time.Second
-	}
+	// policy.Validate guarantees a positive TTL for confirm.
+	ttl := time.Duration(c.decision.TTLSeconds) * time.Second
 	t, err := r.deps.Tickets.Issue(r.binding(c), digest, kind, ttl, preview)
 	if err != nil {
 		return errorResult(toolerr.Wrap(toolerr.Busy, err, "too many open tickets; try again later")), string(toolerr.Busy)
 	}
 	c.ticketID = t.ID
 	r.deps.Metrics.Ticket("issued")
+	rec := r.record(c, audit.EventTicket, "issued", 0)
+	rec.Approval = kind
+	r.deps.Audit.Log(rec)
 	if kind == tickets.ApprovalHuman {
 		r.deps.Metrics.Ticket("pending")
 	}
@@ -250,6 +249,13 @@ func previewDigest(res *mcp.CallToolResult) string {
 // confirmTicket redeems the ticket and applies the write.
 func (r *Router) confirmTicket(ctx context.Context, c *call) (*mcp.CallToolResult, string) {
 	c.ticketID = c.ticket
+	// A ticket issued for the model's consent cannot carry a write the
+	// policy now wants a person for (data changed since the preview).
+	if t, ok := r.deps.Tickets.Get(c.ticket); ok && c.decision.Approval == tickets.ApprovalHuman && t.Approval != tickets.ApprovalHuman {
+		r.deps.Metrics.Ticket("rejected")
+		return errorResult(toolerr.New(toolerr.Forbidden,
+			"the policy now requires a person's approval for this write; nothing was changed — call without confirm for a new preview")), "ticket_rejected"
+	}
 	t, err := r.deps.Tickets.Redeem(c.ticket, r.binding(c))
 	switch {
 	case err == nil:

@@ -53,8 +53,6 @@ type Config struct {
 	CallTimeout time.Duration
 	// MaxResultBytes caps one result.
 	MaxResultBytes int
-	// TicketTTL is used when the policy gives no ttl_seconds.
-	TicketTTL time.Duration
 	// Instructions are sent to clients at initialize.
 	Instructions string
 	// Transport is reported to the policy ("http").
@@ -118,9 +116,6 @@ func New(cfg Config, deps Deps) (*Router, error) {
 	}
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = 512 << 10
-	}
-	if cfg.TicketTTL <= 0 {
-		cfg.TicketTTL = 10 * time.Minute
 	}
 	if cfg.Transport == "" {
 		cfg.Transport = "http"
@@ -412,7 +407,6 @@ func (r *Router) offer(service string, t mcp.Tool) (*entry, error) {
 	}
 	e := &entry{service: service, upstream: t, write: isWrite(t), ann: annotations(t)}
 	e.offered = t
-	e.offered.Meta = nil
 	if e.write {
 		offered, err := withConfirmArgs(t)
 		if err != nil {
@@ -420,6 +414,8 @@ func (r *Router) offer(service string, t mcp.Tool) (*entry, error) {
 		}
 		e.offered = offered
 	}
+	// The service's _meta is for the gateway, not for clients.
+	e.offered.Meta = nil
 	return e, nil
 }
 
@@ -485,8 +481,9 @@ func withConfirmArgs(t mcp.Tool) (mcp.Tool, error) {
 	}
 	t.InputSchema = mcp.ToolInputSchema{}
 	t.RawInputSchema = out
-	t.Description = strings.TrimSpace(t.Description) + "\n\nThis tool changes something. The first call only returns a preview and a ticket. " +
-		"Show the preview to the user; only after their explicit consent call it again with the same arguments plus confirm: true and the ticket."
+	t.Description = strings.TrimSpace(t.Description) + "\n\nThis tool changes something. Unless the policy allows it outright, the first call " +
+		"only returns a preview and a ticket: show the preview to the user, and only after their explicit consent call it again " +
+		"with the same arguments plus confirm: true and the ticket."
 	return t, nil
 }
 

@@ -1,0 +1,80 @@
+package app_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/policies"
+	"github.com/toolgate/toolgate/services/gateway/app"
+	"github.com/toolgate/toolgate/services/gateway/policy"
+)
+
+// TestPolicyDirIsRead: with PolicyDir set the gateway evaluates the files on
+// disk, so an operator's edit (here: demo_counter_add becomes low-risk)
+// takes effect without a rebuild.
+func TestPolicyDirIsRead(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, policies.FS); err != nil {
+		t.Fatal(err)
+	}
+	toolsFile := filepath.Join(dir, "data", "toolgate", "tools.json")
+	b, err := os.ReadFile(toolsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(b), `"low_risk": [`, `"low_risk": ["demo_counter_add",`, 1)
+	if edited == string(b) {
+		t.Fatal("tools.json has no low_risk list to edit")
+	}
+	if err := os.WriteFile(toolsFile, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(c *app.Config) { c.PolicyDir = dir })
+	got, isErr := call(t, h.client("openwebui", "", "/mcp"), "demo_counter_add", map[string]any{"amount": 4})
+	if isErr || got["status"] != "applied" || h.demo.counter.Load() != 4 {
+		t.Fatalf("the edited policy was not used: %v", got)
+	}
+}
+
+// stricter asks for a person on every write once tightened.
+type stricter struct {
+	policy.Engine
+	tight atomic.Bool
+}
+
+func (s *stricter) Decide(ctx context.Context, in policy.Input) (policy.Decision, error) {
+	d, err := s.Engine.Decide(ctx, in)
+	if err == nil && s.tight.Load() && d.Decision == policy.Confirm {
+		d.Approval = policy.ApprovalHuman
+	}
+	return d, err
+}
+
+// TestPolicyTightenedAfterPreview: a model ticket cannot confirm a write the
+// policy has since put behind a person's approval.
+func TestPolicyTightenedAfterPreview(t *testing.T) {
+	embedded, err := policy.NewEmbedded(t.Context(), policies.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := &stricter{Engine: embedded}
+	h := newHarness(t, func(o *app.Options) { o.Policy = engine })
+	c := h.client("openwebui", "", "/mcp")
+	prev, _ := call(t, c, "demo_counter_add", map[string]any{"amount": 2})
+	if prev["approval"] != "model" {
+		t.Fatalf("preview: %v", prev)
+	}
+	engine.tight.Store(true)
+	got, isErr := call(t, c, "demo_counter_add", map[string]any{"amount": 2, "confirm": true, "ticket": prev["ticket"]})
+	if !isErr || errCode(got) != toolerr.Forbidden || !strings.Contains(errMessage(got), "person") {
+		t.Fatalf("want refusal, got %v", got)
+	}
+	if h.demo.counter.Load() != 0 {
+		t.Fatal("the write applied")
+	}
+}
