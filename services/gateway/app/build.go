@@ -50,7 +50,7 @@ type Config struct {
 	// PolicyDir, when set, is read instead of the policies built into the
 	// binary (embedded mode), so a policy edit needs only a restart.
 	PolicyDir string
-	PinsFile   string
+	PinsFile  string
 
 	CallTimeout        time.Duration
 	MaxResultBytes     int
