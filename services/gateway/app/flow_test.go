@@ -317,3 +317,38 @@ func TestWriteToolSchemaOffersConfirm(t *testing.T) {
 		t.Fatalf("want the 8 demo tools on /mcp/demo, got %d", len(res.Tools))
 	}
 }
+
+// TestForceIsBoundAndNeedsAPerson: force turns a write into one a person
+// must approve, and a ticket issued without force cannot confirm a forced
+// call (nor the other way round).
+func TestForceIsBoundAndNeedsAPerson(t *testing.T) {
+	h := newHarness(t)
+	c := h.client("openwebui", "", "/mcp")
+	plain, _ := call(t, c, "demo_counter_add", map[string]any{"amount": 1})
+	forced, _ := call(t, c, "demo_counter_add", map[string]any{"amount": 1, "force": true})
+	if plain["approval"] != "model" || forced["approval"] != "human" {
+		t.Fatalf("approvals: plain %v, forced %v", plain["approval"], forced["approval"])
+	}
+	for _, tc := range []struct {
+		name   string
+		args   map[string]any
+		ticket any
+	}{
+		{"plain ticket, forced call", map[string]any{"amount": 1, "force": true}, plain["ticket"]},
+		{"forced ticket, plain call", map[string]any{"amount": 1}, forced["ticket"]},
+	} {
+		tc.args["confirm"], tc.args["ticket"] = true, tc.ticket
+		got, isErr := call(t, c, "demo_counter_add", tc.args)
+		if !isErr || errCode(got) != toolerr.Forbidden || !strings.Contains(errMessage(got), "force") {
+			t.Fatalf("%s: %v", tc.name, got)
+		}
+	}
+	if h.demo.counter.Load() != 0 {
+		t.Fatal("a mismatched force applied")
+	}
+	// The plain ticket still works for the plain call.
+	got, isErr := call(t, c, "demo_counter_add", map[string]any{"amount": 1, "confirm": true, "ticket": plain["ticket"]})
+	if isErr || got["status"] != "applied" {
+		t.Fatalf("plain confirm: %v", got)
+	}
+}

@@ -164,7 +164,7 @@ func (d *demo) tools() []toolkit.Tool {
 		},
 		{
 			Name: "demo_counter_add", Description: "Add to the counter.",
-			Schema:      json.RawMessage(`{"type":"object","properties":{"amount":{"type":"integer","minimum":1,"maximum":100}},"required":["amount"],"additionalProperties":false}`),
+			Schema:      json.RawMessage(`{"type":"object","properties":{"amount":{"type":"integer","minimum":1,"maximum":100},"force":{"type":"boolean"}},"required":["amount"],"additionalProperties":false}`),
 			Annotations: toolkit.Annotations{},
 			Write: &toolkit.Write{
 				Preview: func(_ context.Context, a toolkit.Args) (any, error) {

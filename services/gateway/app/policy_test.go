@@ -2,16 +2,20 @@ package app_test
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/policies"
 	"github.com/toolgate/toolgate/services/gateway/app"
 	"github.com/toolgate/toolgate/services/gateway/policy"
+	"github.com/toolgate/toolgate/services/gateway/policy/opatest"
 )
 
 // TestPolicyDirIsRead: with PolicyDir set the gateway evaluates the files on
@@ -76,5 +80,52 @@ func TestPolicyTightenedAfterPreview(t *testing.T) {
 	}
 	if h.demo.counter.Load() != 0 {
 		t.Fatal("the write applied")
+	}
+}
+
+// TestSidecarPolicy runs the write flow with the policy in a real OPA
+// server (POLICY_MODE=remote), as compose deploys it.
+func TestSidecarPolicy(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "policies"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := opatest.Start(t, dir)
+	h := newHarness(t, func(c *app.Config) { c.PolicyMode, c.PolicyURL = "remote", base })
+	c := h.client("openwebui", "", "/mcp")
+	if got, isErr := call(t, c, "demo_echo", map[string]any{"text": "via opa"}); isErr || got["text"] != "via opa" {
+		t.Fatalf("read: %v", got)
+	}
+	prev, _ := call(t, c, "demo_counter_add", map[string]any{"amount": 3})
+	if prev["status"] != "confirmation_required" {
+		t.Fatalf("preview: %v", prev)
+	}
+	got, isErr := call(t, c, "demo_counter_add", map[string]any{"amount": 3, "confirm": true, "ticket": prev["ticket"]})
+	if isErr || h.demo.counter.Load() != 3 {
+		t.Fatalf("confirm: %v", got)
+	}
+	res, err := http.Get(h.gwSrv.URL + "/readyz")
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("readyz with a healthy sidecar: %v %v", res, err)
+	}
+	res.Body.Close()
+}
+
+// TestSidecarDownDenies: with the sidecar unreachable every call is denied
+// and the gateway says it is not ready.
+func TestSidecarDownDenies(t *testing.T) {
+	h := newHarness(t, func(c *app.Config) { c.PolicyMode, c.PolicyURL = "remote", "http://127.0.0.1:1" })
+	res, err := http.Get(h.gwSrv.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("readyz: HTTP %d", res.StatusCode)
+	}
+	c := h.client("openwebui", "", "/mcp")
+	list, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil || len(list.Tools) != 0 {
+		t.Fatalf("tools visible without a policy: %v %v", list, err)
 	}
 }

@@ -1,19 +1,16 @@
 package policy
 
 import (
-	"context"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate/policies"
+	"github.com/toolgate/toolgate/services/gateway/policy/opatest"
 )
 
 // policiesDir is the repository's policies/ directory.
@@ -192,7 +189,7 @@ func TestEmbeddedDecisionTable(t *testing.T) {
 // repository's policies/ and through the embedded engine, and requires
 // identical answers (reason included).
 func TestEnginesAgree(t *testing.T) {
-	base := startOPA(t, policiesDir(t))
+	base := opatest.Start(t, policiesDir(t))
 	remote := NewRemote(base, &http.Client{Timeout: 10 * time.Second})
 	embedded, err := NewEmbedded(t.Context(), policies.FS)
 	if err != nil {
@@ -209,105 +206,4 @@ func TestEnginesAgree(t *testing.T) {
 			t.Errorf("%s: remote %+v (%v), embedded %+v (%v)", tc.name, r, okR, e, okE)
 		}
 	}
-}
-
-// opaBinary finds opa in PATH or at the go-install location.
-func opaBinary(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("opa"); err == nil {
-		return p
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		p := filepath.Join(home, "go", "bin", "opa")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p := "/root/go/bin/opa"; fileExists(p) {
-		return p
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("opa binary not found (PATH, ~/go/bin/opa); it is required in CI")
-	}
-	t.Skip("opa binary not found; install it to run the sidecar comparison")
-	return ""
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
-// startOPA runs `opa run --server` on dir at a free loopback port and returns
-// its base URL once /health answers 200.
-func startOPA(t *testing.T, dir string) string {
-	t.Helper()
-	bin := opaBinary(t)
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	var stderr lockedBuffer
-	cmd := exec.CommandContext(ctx, bin, "run", "--server",
-		"--addr", addr,
-		"--skip-version-check", // no call home: tests stay on loopback
-		"--log-level", "error",
-		dir)
-	cmd.Stdout = &stderr
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start opa: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cancel()
-		<-exited
-	})
-
-	base := "http://" + addr
-	hc := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("opa exited before becoming healthy: %v\n%s", err, stderr.String())
-		default:
-		}
-		if resp, err := hc.Get(base + "/health"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("opa at %s not healthy after 20s\n%s", addr, stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// lockedBuffer collects opa's output; exec writes it from another goroutine.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -251,7 +251,8 @@ func (r *Router) confirmTicket(ctx context.Context, c *call) (*mcp.CallToolResul
 	c.ticketID = c.ticket
 	// A ticket issued for the model's consent cannot carry a write the
 	// policy now wants a person for (data changed since the preview).
-	if t, ok := r.deps.Tickets.Get(c.ticket); ok && c.decision.Approval == tickets.ApprovalHuman && t.Approval != tickets.ApprovalHuman {
+	if t, ok := r.deps.Tickets.Get(c.ticket); ok && t.Binding == r.binding(c) &&
+		c.decision.Approval == tickets.ApprovalHuman && t.Approval != tickets.ApprovalHuman {
 		r.deps.Metrics.Ticket("rejected")
 		return errorResult(toolerr.New(toolerr.Forbidden,
 			"the policy now requires a person's approval for this write; nothing was changed — call without confirm for a new preview")), "ticket_rejected"
