@@ -34,7 +34,6 @@ func Binary(t testing.TB) string {
 	return ""
 }
 
-
 // Start runs `opa run --server` on dir at a free loopback port and returns
 // its base URL once /health answers 200.
 func Start(t testing.TB, dir string) string {
