@@ -434,3 +434,36 @@ func TestLegacyStateless(t *testing.T) {
 		t.Errorf("tool ran %d times, want 3", n)
 	}
 }
+
+// TestGetHasNoStream: a stateless service offers no event stream; a GET
+// answers 405 at once instead of holding an idle connection open forever.
+func TestGetHasNoStream(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, tc := range []struct {
+		name  string
+		token string
+		want  int
+	}{
+		{"with the gateway token", string(serviceToken), http.StatusMethodNotAllowed},
+		{"without a token", "", http.StatusUnauthorized},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.srv.URL+"/mcp", nil)
+			req.Header.Set("Accept", "text/event-stream")
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			resp, err := f.srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Fatalf("GET /mcp = %d, want %d", resp.StatusCode, tc.want)
+			}
+			if tc.want == http.StatusMethodNotAllowed && resp.Header.Get("Allow") != "POST" {
+				t.Fatalf("Allow = %q", resp.Header.Get("Allow"))
+			}
+		})
+	}
+}

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/truncate"
 )
 
 // DefaultMaxResultBytes bounds the JSON of one result.
@@ -66,7 +66,7 @@ func truncated(data []byte, maxBytes int) *mcp.CallToolResult {
 	if keep < 0 {
 		keep = 0
 	}
-	head := truncateUTF8(string(data), keep)
+	head := truncate.String(string(data), keep)
 	text := head + fmt.Sprintf(note, len(head))
 	return &mcp.CallToolResult{
 		Content: []mcp.Content{mcp.NewTextContent(text)},
@@ -77,17 +77,6 @@ func truncated(data []byte, maxBytes int) *mcp.CallToolResult {
 			"hint":        "the full result is larger than the response cap; narrow the request",
 		},
 	}
-}
-
-// truncateUTF8 cuts s to at most n bytes without splitting a rune.
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // ErrorBody is the structured content of a failed call.

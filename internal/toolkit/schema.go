@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/truncate"
 )
 
 // MaxArgsBytes bounds the size of one call's arguments.
@@ -116,7 +117,7 @@ func describe(ve *jsonschema.ValidationError) string {
 	}
 	s := strings.Join(parts, "; ")
 	if len(s) > 1000 {
-		s = truncateUTF8(s, 1000) + "…"
+		s = truncate.String(s, 1000) + "…"
 	}
 	return s
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/truncate"
 )
 
 // User headers, most trusted first. The first non-empty one names the end
@@ -69,7 +71,7 @@ func normalizeOrigin(s string) (string, bool) {
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origins := r.Header.Values("Origin"); len(origins) > 0 && !a.originAllowed(origins) {
-			a.logger.Info("auth rejected", "remote", r.RemoteAddr, "reason", "origin not allowed", "origin", truncate(origins[0], 128))
+			a.logger.Info("auth rejected", "remote", r.RemoteAddr, "reason", "origin not allowed", "origin", truncate.String(origins[0], 128))
 			writeError(w, http.StatusForbidden, "origin not allowed")
 			return
 		}
@@ -185,14 +187,4 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -10,13 +10,14 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/internal/truncate"
 	"github.com/toolgate/toolgate/services/gateway/audit"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 	"github.com/toolgate/toolgate/services/gateway/policy"
@@ -387,7 +388,7 @@ func capResult(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
 		}
 		keep := budget / 2
 		if len(t.Text) > keep {
-			t.Text = cutUTF8(t.Text, keep) + "\n" + note
+			t.Text = truncate.String(t.Text, keep) + "\n" + note
 		}
 		budget -= len(t.Text)
 		out.Content = append(out.Content, t)
@@ -404,25 +405,12 @@ func capResult(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
 	return out
 }
 
-func cutUTF8(s string, n int) string {
-	if n >= len(s) {
-		return s
-	}
-	if n < 0 {
-		n = 0
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
 func success(body map[string]any) *mcp.CallToolResult {
-	data, _ := json.Marshal(body)
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(string(data))},
-		StructuredContent: body,
+	res, err := toolkit.Success(body, 0)
+	if err != nil {
+		return errorResult(toolerr.Wrap(toolerr.Internal, err, "could not encode the answer"))
 	}
+	return res
 }
 
 func (r *Router) record(c *call, event, outcome string, bytes int) audit.Record {

@@ -22,7 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolgate/toolgate/internal/approval"
-	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/gateway/audit"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 	"github.com/toolgate/toolgate/services/gateway/pins"
@@ -554,17 +554,6 @@ func (noMetrics) ObserveCall(string, string, string, string, time.Duration) {}
 func (noMetrics) Ticket(string)                                             {}
 func (noMetrics) ServiceUp(string, bool)                                    {}
 
-// errorResult is an isError result with a stable code.
-func errorResult(err error) *mcp.CallToolResult {
-	return failure(toolerr.CodeOf(err), toolerr.MessageOf(err))
-}
-
-func failure(code toolerr.Code, msg string) *mcp.CallToolResult {
-	body := map[string]any{"error": map[string]any{"code": code, "message": msg}}
-	data, _ := json.Marshal(body)
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(string(data))},
-		StructuredContent: body,
-		IsError:           true,
-	}
-}
+// errorResult is an isError result with a stable code, shaped like every
+// service's failures.
+func errorResult(err error) *mcp.CallToolResult { return toolkit.Failure(err) }
