@@ -325,3 +325,33 @@ func TestToolPinning(t *testing.T) {
 		t.Fatal("an accepted definition is still withheld")
 	}
 }
+
+// TestGetStreamWithSession is what OpenWebUI's MCP client (the Python SDK)
+// does after initialize: a GET with the session id must open an event
+// stream (no error, so no reconnect attempts), while a GET without a
+// session gets 405 (tested in TestHTTPEdges) and is not retried by it.
+func TestGetStreamWithSession(t *testing.T) {
+	h := newHarness(t)
+	const init = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"openwebui","version":"1"}}}`
+	res, _ := h.post("/mcp", init, nil)
+	session := res.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		t.Fatal("no session")
+	}
+	h.post("/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, map[string]string{"Mcp-Session-Id": session})
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.gwSrv.URL+"/mcp", nil)
+	req.Header.Set("Authorization", "Bearer "+h.tokens["openwebui"])
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK || !strings.HasPrefix(stream.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("GET with a session: HTTP %d %s", stream.StatusCode, stream.Header.Get("Content-Type"))
+	}
+}

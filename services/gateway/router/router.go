@@ -181,6 +181,10 @@ func (r *Router) streamable(s *server.MCPServer) http.Handler {
 		// send DELETE.
 		server.WithStateful(true),
 		server.WithSessionIdleTTL(sessionIdleTTL),
+		// Clients that open the GET event stream (OpenWebUI's Python SDK
+		// does, right after initialize) get a keep-alive so idle proxies do
+		// not cut it and send them reconnecting.
+		server.WithHeartbeatInterval(streamHeartbeat),
 		server.WithDisableLocalhostProtection(true),
 		server.WithHTTPContextFunc(func(ctx context.Context, req *http.Request) context.Context {
 			if id, ok := auth.IdentityFrom(req.Context()); ok {
@@ -191,7 +195,10 @@ func (r *Router) streamable(s *server.MCPServer) http.Handler {
 	)
 }
 
-const sessionIdleTTL = 10 * time.Minute
+const (
+	sessionIdleTTL  = 10 * time.Minute
+	streamHeartbeat = 25 * time.Second
+)
 
 // Services lists the configured service names.
 func (r *Router) Services() []string { return slices.Clone(r.names) }
