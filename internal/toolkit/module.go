@@ -67,20 +67,42 @@ func Run(name string, modules ...fx.Option) {
 		Module,
 		fx.Options(modules...),
 	)
-	if err := app.Err(); err != nil {
-		// One readable line for the operator; fx's own log has the details.
-		fmt.Fprintln(os.Stderr, name+":", err)
-		os.Exit(1)
-	}
-	app.Run()
+	os.Exit(Serve(name, app))
 }
 
-// FxLogger sends fx's own events to logger at debug level (errors stay
-// errors), so start-up does not flood the service log.
+// Serve starts app, waits for SIGINT or SIGTERM and stops it gracefully. A
+// failure to build, start or stop is printed as one readable line (fx's own
+// log keeps the details at debug level) and gives exit code 1.
+func Serve(name string, app *fx.App) int {
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		return 1
+	}
+	if err := app.Err(); err != nil {
+		return fail(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), app.StartTimeout())
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		return fail(err)
+	}
+	<-app.Wait()
+	ctx, cancel = context.WithTimeout(context.Background(), app.StopTimeout())
+	defer cancel()
+	if err := app.Stop(ctx); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+// FxLogger sends fx's own events to logger at debug level, so start-up
+// does not flood the service log; Serve reports failures.
 func FxLogger(logger *slog.Logger) fx.Option {
 	return fx.WithLogger(func() fxevent.Logger {
 		l := &fxevent.SlogLogger{Logger: logger.With("component", "fx")}
 		l.UseLogLevel(slog.LevelDebug)
+		// Serve prints failures itself, once and readably.
+		l.UseErrorLevel(slog.LevelDebug)
 		return l
 	})
 }

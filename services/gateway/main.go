@@ -7,7 +7,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"go.uber.org/fx"
@@ -28,10 +27,5 @@ func main() {
 		app.GatewayModule,
 		app.ServeModule,
 	)
-	if err := gateway.Err(); err != nil {
-		// One readable line for the operator; fx's own log has the details.
-		fmt.Fprintln(os.Stderr, "gateway:", err)
-		os.Exit(1)
-	}
-	gateway.Run()
+	os.Exit(toolkit.Serve("gateway", gateway))
 }
