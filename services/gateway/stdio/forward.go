@@ -20,7 +20,7 @@ import (
 // Messages the client sees; none of them may ever carry the token.
 const (
 	msgUnauthorized   = "gateway rejected the token (check TOOLGATE_TOKEN)"
-	msgSessionExpired = "gateway session expired (HTTP 404); restart the MCP client to start a new session"
+	msgSessionExpired = "gateway session expired (HTTP 404) and a new one could not be opened; restart the MCP client"
 )
 
 // maxErrorBody bounds how much of a non-2xx body is read for its message.
@@ -33,6 +33,12 @@ var errTooLarge = errors.New("response too large")
 // request in the message gets exactly one response line: the gateway's, or
 // an error made up here when the gateway could not give one.
 func (b *bridge) forward(ctx context.Context, in inbound) {
+	b.forwardOnce(ctx, in, true)
+}
+
+// forwardOnce sends in; mayResume allows one transparent re-open of an
+// expired session followed by one resend.
+func (b *bridge) forwardOnce(ctx context.Context, in inbound, mayResume bool) {
 	pending := newPendingSet(in.requests)
 	log := b.log.With("method", in.method)
 	if hasID(in.id) {
@@ -65,14 +71,77 @@ func (b *bridge) forward(ctx context.Context, in inbound) {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		if in.isInitialize() {
 			b.adoptSession(resp.Header.Get(mcp.HeaderSessionID))
+			b.mu.Lock()
+			b.initBody = in.body
+			b.mu.Unlock()
 		}
 		b.readSuccess(ctx, log, in, resp, pending)
 		if !pending.empty() && ctx.Err() == nil {
 			b.fail(log, pending, fmt.Sprintf("gateway sent no response to this request (HTTP %d)", resp.StatusCode))
 		}
+	case resp.StatusCode == http.StatusNotFound && sentSession != "" && mayResume && b.resume(ctx, log, sentSession):
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		log.Info("gateway session had expired; opened a new one and sent the message again")
+		b.forwardOnce(ctx, in, false)
 	default:
 		b.readFailure(log, in, resp, sentSession, pending)
 	}
+}
+
+// resume replays the client's initialize to open a new session after the
+// gateway forgot stale, and sends notifications/initialized on it. It
+// reports whether a session is usable now; concurrent callers share one
+// re-open.
+func (b *bridge) resume(ctx context.Context, log *slog.Logger, stale string) bool {
+	b.resumeMu.Lock()
+	defer b.resumeMu.Unlock()
+	b.mu.Lock()
+	current, init := b.sessionID, b.initBody
+	b.mu.Unlock()
+	if init == nil {
+		return false
+	}
+	if current != "" && current != stale {
+		return true // another request re-opened it already
+	}
+	post := func(body []byte, session string) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+b.token)
+		if session != "" {
+			req.Header.Set(mcp.HeaderSessionID, session)
+			b.mu.Lock()
+			if b.protocolVersion != "" {
+				req.Header.Set(mcp.HeaderProtocolVersion, b.protocolVersion)
+			}
+			b.mu.Unlock()
+		}
+		return b.client.Do(req)
+	}
+	resp, err := post(init, "")
+	if err != nil {
+		log.Warn("re-opening the gateway session failed", "err", b.scrub(transportCause(err)))
+		return false
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, int64(b.maxResponse)))
+	resp.Body.Close()
+	session := resp.Header.Get(mcp.HeaderSessionID)
+	if resp.StatusCode/100 != 2 || session == "" {
+		log.Warn("re-opening the gateway session failed", "status", resp.StatusCode)
+		return false
+	}
+	b.adoptSession(session)
+	resp, err = post([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), session)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+	return resp.StatusCode/100 == 2
 }
 
 // setHeaders sets the transport headers for in and returns the session id

@@ -231,9 +231,15 @@ type bridge struct {
 	out         *lineWriter
 	maxResponse int
 
+	// resumeMu lets one request at a time re-open an expired session.
+	resumeMu sync.Mutex
+
 	mu              sync.Mutex
 	sessionID       string // Mcp-Session-Id from the initialize response
 	protocolVersion string // negotiated in initialize
+	// initBody is the client's initialize request, replayed to open a new
+	// session when the gateway forgets the old one (restart, idle expiry).
+	initBody []byte
 	// paramTools holds the tools (learned from 2026-07-28 tools/list
 	// results) whose arguments must be mirrored into Mcp-Param-* headers.
 	paramTools map[string]*mcp.Tool

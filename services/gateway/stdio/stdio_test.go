@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -465,7 +466,7 @@ func TestGatewayDown(t *testing.T) {
 	}
 }
 
-func TestTerminatedSessionIsCleared(t *testing.T) {
+func TestExpiredSessionIsReopened(t *testing.T) {
 	ts, rec := newMCPGateway(t, nil, server.WithStateful(true))
 	br := startBridge(t, t.Context(), Config{URL: ts.URL + "/mcp"})
 	br.initialize()
@@ -489,31 +490,59 @@ func TestTerminatedSessionIsCleared(t *testing.T) {
 	}
 	_ = resp.Body.Close()
 
+	// The next request still succeeds: the bridge replays initialize and
+	// sends the request again on the new session.
 	br.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
-	if m := br.next(); idOf(m) != "3" || m.Error == nil || !strings.Contains(m.Error.Message, msgSessionExpired) {
-		t.Fatalf("answer = %s, want the session-expired error", m.raw)
-	}
-	br.send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
-	if m := br.next(); idOf(m) != "4" {
-		t.Fatalf("answer = %s, want one for id 4", m.raw)
+	if m := br.next(); idOf(m) != "3" || m.Error != nil {
+		t.Fatalf("answer = %s, want the tool list", m.raw)
 	}
 	br.finish()
 
+	var methods []string
 	var lists []seenRequest
 	for _, r := range rec.requests() {
+		methods = append(methods, r.rpcMethod)
 		if r.rpcMethod == "tools/list" {
 			lists = append(lists, r)
 		}
 	}
-	if len(lists) != 2 || lists[0].header.Get(mcp.HeaderSessionID) != session || lists[1].header.Get(mcp.HeaderSessionID) != "" {
-		t.Errorf("tools/list sessions: want %q then none, got %d requests", session, len(lists))
-		for _, l := range lists {
-			t.Logf("  %q", l.header.Get(mcp.HeaderSessionID))
+	if len(lists) != 2 || lists[0].header.Get(mcp.HeaderSessionID) != session ||
+		lists[1].header.Get(mcp.HeaderSessionID) == "" || lists[1].header.Get(mcp.HeaderSessionID) == session {
+		t.Fatalf("tools/list sessions: want %q then a new one; requests: %v", session, methods)
+	}
+	if strings.Count(strings.Join(methods, " "), "initialize") < 2 {
+		t.Fatalf("initialize was not replayed: %v", methods)
+	}
+}
+
+func TestExpiredSessionThatCannotReopen(t *testing.T) {
+	var initializes atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"initialize"`) {
+			if initializes.Add(1) > 1 {
+				http.Error(w, "down", http.StatusServiceUnavailable)
+				return
+			}
+			w.Header().Set(mcp.HeaderSessionID, "s1")
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"x","version":"1"}}}`)
+			return
 		}
+		if strings.Contains(string(body), `"notifications/`) {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		http.Error(w, "Invalid session ID", http.StatusNotFound)
+	}))
+	t.Cleanup(ts.Close)
+	br := startBridge(t, t.Context(), Config{URL: ts.URL + "/mcp"})
+	br.initialize()
+	br.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if m := br.next(); idOf(m) != "2" || m.Error == nil || !strings.Contains(m.Error.Message, msgSessionExpired) {
+		t.Fatalf("answer = %s, want the session-expired error", m.raw)
 	}
-	if !strings.Contains(br.stderr.String(), "gateway ended the MCP session") {
-		t.Errorf("stderr lacks the session note:\n%s", br.stderr.String())
-	}
+	br.finish()
 }
 
 func TestStdinCloseWaitsForInFlightRequests(t *testing.T) {
