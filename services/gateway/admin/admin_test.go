@@ -15,7 +15,7 @@ import (
 )
 
 func TestNewHandlerValidates(t *testing.T) {
-	ts := tickets.NewStore(nil, 10)
+	ts := tickets.NewStore(nil, 10, 0)
 	ps, _ := pins.Load("")
 	tests := []struct {
 		name  string
@@ -407,7 +407,7 @@ func (failingPins) Accept(string, string) error {
 }
 
 func TestPinAcceptFailureIsInternal(t *testing.T) {
-	h, err := NewHandler([]byte(testToken), tickets.NewStore(nil, 1), failingPins{}, nil, slog.New(slog.DiscardHandler))
+	h, err := NewHandler([]byte(testToken), tickets.NewStore(nil, 1, 0), failingPins{}, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

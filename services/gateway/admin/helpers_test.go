@@ -89,7 +89,7 @@ func newEnv(t *testing.T) *env {
 		events: &events{},
 		logs:   &syncBuffer{},
 	}
-	e.tickets = tickets.NewStore(e.clock.Now, 100)
+	e.tickets = tickets.NewStore(e.clock.Now, 100, 0)
 	ps, err := pins.Load("")
 	if err != nil {
 		t.Fatal(err)

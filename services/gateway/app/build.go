@@ -117,7 +117,7 @@ func Build(ctx context.Context, cfg Config, o Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g := &Gateway{
-		Tickets: tickets.NewStore(o.Now, 10_000),
+		Tickets: tickets.NewStore(o.Now, 10_000, 200),
 		Pins:    pinStore,
 		Metrics: metrics.New(),
 		Policy:  engine,

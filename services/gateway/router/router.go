@@ -84,8 +84,9 @@ type Router struct {
 	single    map[string]*server.MCPServer
 	handlers  map[string]http.Handler // "" is the aggregate
 
-	mu    sync.Mutex
-	tools map[string][]*entry // by service
+	mu     sync.Mutex
+	tools  map[string][]*entry // by service
+	byName map[string]*entry   // by offered tool name
 
 	vis        sync.Map // visibilityKey -> visibility
 	visEntries atomic.Int64
@@ -135,7 +136,7 @@ func New(cfg Config, deps Deps) (*Router, error) {
 	r := &Router{
 		cfg: cfg, deps: deps, log: deps.Logger,
 		backends: map[string]Backend{}, single: map[string]*server.MCPServer{},
-		handlers: map[string]http.Handler{}, tools: map[string][]*entry{},
+		handlers: map[string]http.Handler{}, tools: map[string][]*entry{}, byName: map[string]*entry{},
 	}
 	for _, b := range deps.Backends {
 		if _, dup := r.backends[b.Name()]; dup {
@@ -260,14 +261,7 @@ type visibility struct {
 func (r *Router) lookup(tool string) *entry {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, es := range r.tools {
-		for _, e := range es {
-			if e.offered.Name == tool {
-				return e
-			}
-		}
-	}
-	return nil
+	return r.byName[tool]
 }
 
 func (r *Router) input(id auth.Identity, e *entry, action string, args map[string]any, t policy.Ticket) policy.Input {
@@ -521,6 +515,12 @@ func (r *Router) install(service string, entries []*entry) {
 		return
 	}
 	r.tools[service] = kept
+	for _, o := range old {
+		delete(r.byName, o.offered.Name)
+	}
+	for _, e := range kept {
+		r.byName[e.offered.Name] = e
+	}
 	r.mu.Unlock()
 
 	var gone []string

@@ -78,22 +78,25 @@ var (
 // Store holds tickets in memory. A gateway restart drops them, which only
 // means a user previews again.
 type Store struct {
-	now func() time.Time
-	max int
+	now       func() time.Time
+	max       int
+	perClient int
 
 	mu      sync.Mutex
 	tickets map[string]*Ticket
 }
 
-// NewStore returns a store that holds at most max live tickets.
-func NewStore(now func() time.Time, max int) *Store {
+// NewStore returns a store that holds at most max live tickets, and at most
+// perClient open (ready or pending) ones per client; perClient <= 0 means
+// no per-client bound.
+func NewStore(now func() time.Time, max, perClient int) *Store {
 	if now == nil {
 		now = time.Now
 	}
 	if max <= 0 {
 		max = 10_000
 	}
-	return &Store{now: now, max: max, tickets: map[string]*Ticket{}}
+	return &Store{now: now, max: max, perClient: perClient, tickets: map[string]*Ticket{}}
 }
 
 // Issue creates a ticket. approvalKind "human" starts it Pending; so does
@@ -124,6 +127,16 @@ func (s *Store) Issue(b Binding, previewDigest, approvalKind string, ttl time.Du
 		if len(s.tickets) >= s.max {
 			return Ticket{}, ErrFull
 		}
+	}
+	// One client looping over previews must not crowd out the others.
+	open := 0
+	for _, o := range s.tickets {
+		if o.Client == b.Client && now.Before(o.Expires) && (o.State == Ready || o.State == Pending) {
+			open++
+		}
+	}
+	if s.perClient > 0 && open >= s.perClient {
+		return Ticket{}, ErrFull
 	}
 	s.tickets[id] = t
 	return *t, nil

@@ -50,7 +50,7 @@ func issue(t *testing.T, s *tickets.Store, kind string) tickets.Ticket {
 
 func TestIssue(t *testing.T) {
 	c := newClock()
-	s := tickets.NewStore(c.Now, 1000)
+	s := tickets.NewStore(c.Now, 1000, 0)
 	tk := issue(t, s, tickets.ApprovalModel)
 	if !strings.HasPrefix(tk.ID, "tkt_") || len(tk.ID) != 36 {
 		t.Errorf("id = %q", tk.ID)
@@ -82,7 +82,7 @@ func TestIssueStates(t *testing.T) {
 		{"operator", tickets.Pending},
 	}
 	for _, tc := range tests {
-		s := tickets.NewStore(newClock().Now, 10)
+		s := tickets.NewStore(newClock().Now, 10, 0)
 		if got := issue(t, s, tc.kind).State; got != tc.want {
 			t.Errorf("kind %q: state %s, want %s", tc.kind, got, tc.want)
 		}
@@ -91,7 +91,7 @@ func TestIssueStates(t *testing.T) {
 
 func TestIssueDefaultsTTLAndCopiesPreview(t *testing.T) {
 	c := newClock()
-	s := tickets.NewStore(c.Now, 10)
+	s := tickets.NewStore(c.Now, 10, 0)
 	preview := []byte(`{"to":"unlocked"}`)
 	tk, err := s.Issue(base, "pd", tickets.ApprovalModel, 0, preview)
 	if err != nil {
@@ -110,7 +110,7 @@ func TestIssueDefaultsTTLAndCopiesPreview(t *testing.T) {
 }
 
 func TestRedeemSingleUse(t *testing.T) {
-	s := tickets.NewStore(newClock().Now, 10)
+	s := tickets.NewStore(newClock().Now, 10, 0)
 	tk := issue(t, s, tickets.ApprovalModel)
 	got, err := s.Redeem(tk.ID, base)
 	if err != nil || got.State != tickets.Used || got.ID != tk.ID {
@@ -139,7 +139,7 @@ func TestRedeemMismatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := tickets.NewStore(newClock().Now, 10)
+			s := tickets.NewStore(newClock().Now, 10, 0)
 			tk := issue(t, s, tickets.ApprovalModel)
 			other := base
 			tc.change(&other)
@@ -162,7 +162,7 @@ func TestRedeemMismatch(t *testing.T) {
 
 func TestExpiry(t *testing.T) {
 	c := newClock()
-	s := tickets.NewStore(c.Now, 10)
+	s := tickets.NewStore(c.Now, 10, 0)
 	early := issue(t, s, tickets.ApprovalModel)
 	late := issue(t, s, tickets.ApprovalModel)
 	c.Add(ttl - time.Nanosecond)
@@ -183,7 +183,7 @@ func TestExpiry(t *testing.T) {
 
 func TestHumanApproval(t *testing.T) {
 	c := newClock()
-	s := tickets.NewStore(c.Now, 10)
+	s := tickets.NewStore(c.Now, 10, 0)
 	tk := issue(t, s, tickets.ApprovalHuman)
 	if tk.State != tickets.Pending {
 		t.Fatalf("state %s", tk.State)
@@ -212,7 +212,7 @@ func TestHumanApproval(t *testing.T) {
 }
 
 func TestDenyIsForever(t *testing.T) {
-	s := tickets.NewStore(newClock().Now, 10)
+	s := tickets.NewStore(newClock().Now, 10, 0)
 	tk := issue(t, s, tickets.ApprovalHuman)
 	got, err := s.Deny(tk.ID, "bob")
 	if err != nil || got.State != tickets.Denied || got.DecidedBy != "bob" {
@@ -236,7 +236,7 @@ func TestDenyIsForever(t *testing.T) {
 
 func TestDecideErrors(t *testing.T) {
 	c := newClock()
-	s := tickets.NewStore(c.Now, 10)
+	s := tickets.NewStore(c.Now, 10, 0)
 	model := issue(t, s, tickets.ApprovalModel)
 	if _, err := s.Approve(model.ID, "alice"); !errors.Is(err, tickets.ErrDecided) {
 		t.Fatalf("approve a model ticket: %v", err)
@@ -265,7 +265,7 @@ func TestDecideErrors(t *testing.T) {
 
 func TestFullAndPrune(t *testing.T) {
 	c := newClock()
-	s := tickets.NewStore(c.Now, 3)
+	s := tickets.NewStore(c.Now, 3, 0)
 	used := issue(t, s, tickets.ApprovalModel)
 	if _, err := s.Redeem(used.ID, base); err != nil {
 		t.Fatal(err)
@@ -323,7 +323,7 @@ func TestFullAndPrune(t *testing.T) {
 
 func TestList(t *testing.T) {
 	c := newClock()
-	s := tickets.NewStore(c.Now, 100)
+	s := tickets.NewStore(c.Now, 100, 0)
 	var want []string
 	first := issue(t, s, tickets.ApprovalHuman)
 	c.Add(time.Second)
@@ -382,7 +382,7 @@ func TestList(t *testing.T) {
 }
 
 func TestConcurrentRedeem(t *testing.T) {
-	s := tickets.NewStore(nil, 10)
+	s := tickets.NewStore(nil, 10, 0)
 	tk := issue(t, s, tickets.ApprovalModel)
 	const n = 50
 	errs := make([]error, n)
@@ -409,5 +409,20 @@ func TestConcurrentRedeem(t *testing.T) {
 	}
 	if ok != 1 {
 		t.Fatalf("%d redeems succeeded, want exactly 1", ok)
+	}
+}
+
+func TestOneClientCannotTakeAllTickets(t *testing.T) {
+	s := tickets.NewStore(nil, 20, 2)
+	for i := range 2 {
+		if _, err := s.Issue(tickets.Binding{Client: "loop", ArgsDigest: string(rune('a' + i))}, "p", tickets.ApprovalModel, time.Minute, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Issue(tickets.Binding{Client: "loop"}, "p", tickets.ApprovalModel, time.Minute, nil); !errors.Is(err, tickets.ErrFull) {
+		t.Fatalf("a third open ticket for one client: %v", err)
+	}
+	if _, err := s.Issue(tickets.Binding{Client: "other"}, "p", tickets.ApprovalModel, time.Minute, nil); err != nil {
+		t.Fatalf("another client was crowded out: %v", err)
 	}
 }
