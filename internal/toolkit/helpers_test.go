@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/capture"
+	"github.com/toolgate/toolgate/internal/fakeclock"
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
@@ -33,26 +35,9 @@ const upstreamSecret = "s3cr3t-upstream-credential-value"
 // redacted is what the redactor puts in place of a secret.
 const redacted = redact.Marker
 
-// fakeClock is a settable clock for approval expiry.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock returns a settable clock for approval expiry.
+func newFakeClock() *fakeclock.Clock {
+	return fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 }
 
 // lightState is the fake upstream behind the write tool: a dimmer whose
@@ -185,7 +170,7 @@ func lightTool(st *lightState) toolkit.Tool {
 }
 
 // baseOptions returns valid options; writes are allowed.
-func baseOptions(clock *fakeClock) toolkit.Options {
+func baseOptions(clock *fakeclock.Clock) toolkit.Options {
 	o := toolkit.Options{
 		Name:         "test",
 		Version:      "0.0.1",
@@ -207,7 +192,7 @@ type fixture struct {
 	svc    *toolkit.Service
 	srv    *httptest.Server
 	url    string
-	clock  *fakeClock
+	clock  *fakeclock.Clock
 	light  *lightState
 	mu     sync.Mutex
 	echoes int64
@@ -483,8 +468,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // recordingTransport keeps every response body it passes on.
 type recordingTransport struct {
 	base http.RoundTripper
-	mu   sync.Mutex
-	seen bytes.Buffer
+	seen capture.Buffer
 }
 
 func (rt *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -494,15 +478,11 @@ func (rt *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error)
 	}
 	data, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	rt.mu.Lock()
-	rt.seen.Write(data)
-	rt.mu.Unlock()
+	_, _ = rt.seen.Write(data)
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	return resp, err
 }
 
 func (rt *recordingTransport) String() string {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
 	return rt.seen.String()
 }

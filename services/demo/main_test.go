@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/capture"
 	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
 )
 
@@ -37,7 +38,7 @@ func TestProcess(t *testing.T) {
 
 	t.Run("healthcheck and SIGTERM", func(t *testing.T) {
 		env := []string{"TOOLGATE_LISTEN=" + addr, "TOOLGATE_SERVICE_TOKEN_FILE=" + token}
-		var out toolkittest.Output
+		var out capture.Buffer
 		cmd := exec.Command(bin)
 		cmd.Env, cmd.Stdout, cmd.Stderr = env, &out, &out
 		if err := cmd.Start(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/capture"
 	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
 )
 
@@ -54,8 +55,8 @@ func TestProcesses(t *testing.T) {
 		"TOOLGATE_CLIENT_TOKENS_FILE=" + tokens, "TOOLGATE_ADMIN_TOKEN_FILE=" + adminToken,
 		"TOOLGATE_APPROVAL_KEY_FILE=" + approvalKey, "TOOLGATE_SERVICES=demo=http://" + demoAddr + "/mcp",
 		"TOOLGATE_SERVICE_TOKEN_DEMO_FILE=" + svcToken}
-	start := func(bin string, env []string) (*exec.Cmd, *toolkittest.Output, chan error) {
-		var o toolkittest.Output
+	start := func(bin string, env []string) (*exec.Cmd, *capture.Buffer, chan error) {
+		var o capture.Buffer
 		cmd := exec.Command(bin)
 		cmd.Env, cmd.Stdout, cmd.Stderr = env, &o, &o
 		if err := cmd.Start(); err != nil {
@@ -81,7 +82,7 @@ func TestProcesses(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"demo_counter_reset","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"demo_counter_add","arguments":{"amount":2}}}`,
 	}, "\n") + "\n")
-	var stderr toolkittest.Output
+	var stderr capture.Buffer
 	bridge.Stderr = &stderr
 	stdout, err := bridge.Output()
 	if err != nil {

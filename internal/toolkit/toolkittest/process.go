@@ -1,12 +1,10 @@
 package toolkittest
 
 import (
-	"bytes"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 )
@@ -41,25 +39,6 @@ func SecretFile(t testing.TB, value string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// Output collects a process's output safely while it runs.
-type Output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *Output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-// String returns what was written so far.
-func (o *Output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
 }
 
 // WaitHealthy runs `bin healthcheck` with env until it succeeds or the

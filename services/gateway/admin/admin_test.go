@@ -96,14 +96,14 @@ func TestAuth(t *testing.T) {
 func TestListTicketsStateFilter(t *testing.T) {
 	e := newEnv(t)
 	pending := e.issue(t, "lock", tickets.ApprovalHuman)
-	e.clock.Add(time.Second)
+	e.clock.Advance(time.Second)
 	ready := e.issue(t, "light", tickets.ApprovalModel)
-	e.clock.Add(time.Second)
+	e.clock.Advance(time.Second)
 	used := e.issue(t, "switch", tickets.ApprovalModel)
 	if _, err := e.tickets.Redeem(used.ID, used.Binding); err != nil {
 		t.Fatal(err)
 	}
-	e.clock.Add(time.Second)
+	e.clock.Advance(time.Second)
 	denied := e.issue(t, "alarm", tickets.ApprovalHuman)
 	if _, err := e.tickets.Deny(denied.ID, "bob"); err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func TestListTicketsStateFilter(t *testing.T) {
 	}
 
 	// Empty is [] rather than null, so clients need no special case.
-	e.clock.Add(time.Hour)
+	e.clock.Advance(time.Hour)
 	r = e.do(t, "GET", "/admin/tickets", "")
 	if strings.TrimSpace(string(r.body)) != `{"tickets":[]}` {
 		t.Fatalf("empty list = %s", r.body)
@@ -267,7 +267,7 @@ func TestDecisions(t *testing.T) {
 			before: func(e *env, id string) { e.tickets.Approve(id, "first") },
 			status: 409, code: "forbidden", state: tickets.Ready, by: "first"},
 		{name: "approve expired", kind: tickets.ApprovalHuman, verb: "approve",
-			before: func(e *env, _ string) { e.clock.Add(11 * time.Minute) },
+			before: func(e *env, _ string) { e.clock.Advance(11 * time.Minute) },
 			status: 409, code: "forbidden", state: tickets.Pending, redeem: tickets.ErrExpired},
 		{name: "approve model ticket", kind: tickets.ApprovalModel, verb: "approve",
 			status: 409, code: "forbidden", state: tickets.Ready},

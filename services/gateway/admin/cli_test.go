@@ -23,9 +23,7 @@ func (e *env) cli(out *bytes.Buffer) *CLI {
 func newCLIEnv(t *testing.T) *env {
 	t.Helper()
 	e := newEnv(t)
-	e.clock.mu.Lock()
-	e.clock.t = time.Now()
-	e.clock.mu.Unlock()
+	e.clock.Set(time.Now())
 	return e
 }
 

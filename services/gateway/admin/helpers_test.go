@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -12,29 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/capture"
+	"github.com/toolgate/toolgate/internal/fakeclock"
 	"github.com/toolgate/toolgate/services/gateway/pins"
 	"github.com/toolgate/toolgate/services/gateway/tickets"
 )
 
 const testToken = "admin-token-0123456789abcdef"
-
-// clock is a settable fake clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // events records metric events.
 type events struct {
@@ -54,40 +37,22 @@ func (e *events) list() []string {
 	return append([]string(nil), e.got...)
 }
 
-// syncBuffer is a log sink shared by server goroutines and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // env is an admin API over real stores, served on loopback.
 type env struct {
-	clock   *clock
+	clock   *fakeclock.Clock
 	tickets *tickets.Store
 	pins    *pins.Store
 	events  *events
-	logs    *syncBuffer
+	logs    *capture.Buffer
 	srv     *httptest.Server
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{
-		clock:  &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
+		clock:  fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)),
 		events: &events{},
-		logs:   &syncBuffer{},
+		logs:   &capture.Buffer{},
 	}
 	e.tickets = tickets.NewStore(e.clock.Now, 100, 0)
 	ps, err := pins.Load("")

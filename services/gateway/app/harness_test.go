@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +18,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolgate/toolgate/internal/capture"
+	"github.com/toolgate/toolgate/internal/fakeclock"
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
@@ -37,42 +37,6 @@ const (
 	otherKey      = "wrong-approval-key-5555555555555555555555555"
 	demoPrefixURL = "/mcp"
 )
-
-// clock is a settable time source shared by the gateway and the service.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // demo is the small tool service that lives in test code: a counter with a
 // read, a model-approved write and a human-approved destructive write.
@@ -120,6 +84,7 @@ func (d *demo) tools() []toolkit.Tool {
 		},
 		{
 			Name: "demo_slow", Description: "Block until released or cancelled.",
+			Timeout:     time.Minute,
 			Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
 			Annotations: toolkit.Annotations{ReadOnly: true},
 			Read: func(ctx context.Context, _ toolkit.Args) (any, error) {
@@ -207,15 +172,15 @@ func (d *demo) tools() []toolkit.Tool {
 type harness struct {
 	t       testing.TB
 	demo    *demo
-	clock   *clock
+	clock   *fakeclock.Clock // shared by the gateway and the service
 	gw      *app.Gateway
 	gwSrv   *httptest.Server
 	admin   *httptest.Server
 	svc     *httptest.Server
 	tokens  map[string]string // client name -> bearer token
-	logs    *syncBuffer
-	audit   *syncBuffer
-	wire    *syncBuffer // every response body the clients saw
+	logs    *capture.Buffer
+	audit   *capture.Buffer
+	wire    *capture.Buffer // every response body the clients saw
 	svcSwap atomic.Pointer[http.Handler]
 }
 
@@ -226,8 +191,8 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Helper()
 	h := &harness{
 		t: t, demo: &demo{slow: make(chan struct{}), secret: upstreamKey},
-		clock: &clock{now: time.Now()},
-		logs:  &syncBuffer{}, audit: &syncBuffer{}, wire: &syncBuffer{},
+		clock: fakeclock.New(time.Now()),
+		logs:  &capture.Buffer{}, audit: &capture.Buffer{}, wire: &capture.Buffer{},
 		tokens: map[string]string{},
 	}
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -318,7 +283,7 @@ func (h *harness) newService(t testing.TB, logger *slog.Logger, tools []toolkit.
 // recordingTransport copies every response body into the harness's wire log.
 type recordingTransport struct {
 	base http.RoundTripper
-	wire *syncBuffer
+	wire *capture.Buffer
 	hdr  map[string]string
 }
 
@@ -340,7 +305,7 @@ type teeBody struct {
 		Read([]byte) (int, error)
 		Close() error
 	}
-	w *syncBuffer
+	w *capture.Buffer
 }
 
 func (b *teeBody) Read(p []byte) (int, error) {

@@ -56,7 +56,9 @@ func TestCallDeadline(t *testing.T) {
 }
 
 func TestServiceConcurrencyBound(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.ServiceConcurrency = 1 })
+	// The slow call must outlive the search for "busy", even on a loaded
+	// machine: a long call deadline, and the slow tool waits until released.
+	h := newHarness(t, func(c *app.Config) { c.ServiceConcurrency, c.CallTimeout = 1, time.Minute })
 	c := h.client("openwebui", "", "/mcp")
 	started := make(chan struct{})
 	go func() {
@@ -64,9 +66,10 @@ func TestServiceConcurrencyBound(t *testing.T) {
 		_, _ = c.CallTool(context.WithoutCancel(t.Context()), callReq("demo_slow", map[string]any{}))
 	}()
 	<-started
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	other := h.client("hermes", "", "/mcp")
 	for {
-		got, isErr := call(t, h.client("hermes", "", "/mcp"), "demo_echo", map[string]any{"text": "x"})
+		got, isErr := call(t, other, "demo_echo", map[string]any{"text": "x"})
 		if isErr && errCode(got) == toolerr.Busy {
 			break
 		}

@@ -13,8 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/capture"
 )
 
 // newTestTokens mints tokens for two clients and returns them with the
@@ -34,24 +35,6 @@ func newTestTokens(t *testing.T) (tokens *Tokens, alice, bob string) {
 		t.Fatal(err)
 	}
 	return tokens, alice, bob
-}
-
-// syncBuffer lets the server goroutines and the test share a log buffer.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // newServer serves an Authenticator whose inner handler echoes the Identity.
@@ -74,7 +57,7 @@ func newServer(t *testing.T, tokens *Tokens, logs io.Writer) *httptest.Server {
 
 func TestMiddleware(t *testing.T) {
 	tokens, alice, bob := newTestTokens(t)
-	var logs syncBuffer
+	var logs capture.Buffer
 	srv := newServer(t, tokens, &logs)
 
 	const originBody = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"origin not allowed"}}`
@@ -207,7 +190,7 @@ func assertRPCError(t *testing.T, resp *http.Response, body []byte) {
 // put it and checks it shows up in no log line, body or response header.
 func TestNoTokenLeak(t *testing.T) {
 	tokens, alice, _ := newTestTokens(t)
-	var logs syncBuffer
+	var logs capture.Buffer
 	srv := newServer(t, tokens, &logs)
 
 	const canary = "tg_CANARYzq8Xv2LeakCheck0000000000000000000000"
@@ -219,7 +202,7 @@ func TestNoTokenLeak(t *testing.T) {
 		{"Authorization": {"Bearer " + canary}, "Origin": {"https://evil.example"}},     // origin refusal
 		{"Authorization": {"Bearer " + alice}, "X-Toolgate-User": {"x\u0085y"}},         // valid token, bad user
 		{"Authorization": {"Bearer " + alice}, "Origin": {"https://evil.example"}},      // valid token, bad origin
-		{"Authorization": {"Bearer " + alice[:len(alice)-1] + "Q"}},                     // near miss
+		{"Authorization": {"Bearer " + nearMiss(alice)}},                                // near miss
 		{"Authorization": {"Bearer " + canary, "Bearer " + alice}},                      // two headers
 		{"Authorization": {"bearer " + alice}, "X-OpenWebUI-User-Email": {"a@b.c\xfe"}}, // invalid utf-8 user
 	}
@@ -424,4 +407,13 @@ func TestIdentityContext(t *testing.T) {
 	if !ok || !equalIdentity(got, want) {
 		t.Fatalf("IdentityFrom = %+v, %v", got, ok)
 	}
+}
+
+// nearMiss changes the token's last character to a different valid one.
+func nearMiss(token string) string {
+	last := "Q"
+	if token[len(token)-1] == 'Q' {
+		last = "R"
+	}
+	return token[:len(token)-1] + last
 }

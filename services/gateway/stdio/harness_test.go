@@ -17,6 +17,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolgate/toolgate/internal/capture"
 )
 
 // testToken is what the test gateways accept; leak checks look for it.
@@ -25,24 +27,6 @@ const testToken = "tg-test-secret-7f3a9c51"
 // guard bounds waits that only end early when something is broken; it is a
 // hang guard, not a timing assertion.
 const guard = 10 * time.Second
-
-// syncBuffer is a goroutine-safe bytes.Buffer for the bridge's log.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
 
 // rpcMsg is a line read from the bridge's stdout.
 type rpcMsg struct {
@@ -64,7 +48,7 @@ type bridgeRun struct {
 	token  string
 	stdin  *io.PipeWriter
 	lines  chan string
-	stderr *syncBuffer
+	stderr *capture.Buffer
 	done   chan error
 	seen   []string // every stdout line, for the leak check
 	closed bool
@@ -75,7 +59,7 @@ func startBridge(t *testing.T, ctx context.Context, cfg Config) *bridgeRun {
 	if cfg.Token == "" {
 		cfg.Token = testToken
 	}
-	stderr := &syncBuffer{}
+	stderr := &capture.Buffer{}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

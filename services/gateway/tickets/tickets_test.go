@@ -9,27 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/fakeclock"
 	"github.com/toolgate/toolgate/services/gateway/tickets"
 )
 
-// clock is a settable fake clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock returns a settable fake clock at a fixed start.
+func newClock() *fakeclock.Clock {
+	return fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 }
 
 var base = tickets.Binding{
@@ -165,11 +151,11 @@ func TestExpiry(t *testing.T) {
 	s := tickets.NewStore(c.Now, 10, 0)
 	early := issue(t, s, tickets.ApprovalModel)
 	late := issue(t, s, tickets.ApprovalModel)
-	c.Add(ttl - time.Nanosecond)
+	c.Advance(ttl - time.Nanosecond)
 	if _, err := s.Redeem(early.ID, base); err != nil {
 		t.Fatalf("just before expiry: %v", err)
 	}
-	c.Add(time.Nanosecond)
+	c.Advance(time.Nanosecond)
 	if _, err := s.Redeem(late.ID, base); !errors.Is(err, tickets.ErrExpired) {
 		t.Fatalf("at expiry: %v", err)
 	}
@@ -248,7 +234,7 @@ func TestDecideErrors(t *testing.T) {
 		t.Fatalf("deny unknown: %v", err)
 	}
 	human := issue(t, s, tickets.ApprovalHuman)
-	c.Add(ttl)
+	c.Advance(ttl)
 	if _, err := s.Approve(human.ID, "alice"); !errors.Is(err, tickets.ErrExpired) {
 		t.Fatalf("approve after expiry: %v", err)
 	}
@@ -274,7 +260,7 @@ func TestFullAndPrune(t *testing.T) {
 	if _, err := s.Deny(denied.ID, "bob"); err != nil {
 		t.Fatal(err)
 	}
-	c.Add(time.Minute)
+	c.Advance(time.Minute)
 	pending := issue(t, s, tickets.ApprovalHuman)
 	if _, err := s.Issue(base, "pd", tickets.ApprovalModel, ttl, nil); !errors.Is(err, tickets.ErrFull) {
 		t.Fatalf("issue at capacity: %v", err)
@@ -288,7 +274,7 @@ func TestFullAndPrune(t *testing.T) {
 	}
 
 	// The first two expire; only unused ones count as expired unused.
-	c.Add(ttl - time.Minute)
+	c.Advance(ttl - time.Minute)
 	if n := s.Prune(); n != 0 {
 		t.Fatalf("Prune of a used and a denied ticket = %d, want 0", n)
 	}
@@ -305,14 +291,14 @@ func TestFullAndPrune(t *testing.T) {
 	}
 
 	// Issue prunes by itself when full and something has expired.
-	c.Add(time.Minute)
+	c.Advance(time.Minute)
 	if _, err := s.Issue(base, "pd", tickets.ApprovalModel, ttl, nil); err != nil {
 		t.Fatalf("issue after pending expired: %v", err)
 	}
 	if _, ok := s.Get(pending.ID); ok {
 		t.Fatal("expired pending ticket not pruned by Issue")
 	}
-	c.Add(ttl)
+	c.Advance(ttl)
 	if n := s.Prune(); n != 3 {
 		t.Fatalf("Prune = %d, want 3 expired unused", n)
 	}
@@ -326,13 +312,13 @@ func TestList(t *testing.T) {
 	s := tickets.NewStore(c.Now, 100, 0)
 	var want []string
 	first := issue(t, s, tickets.ApprovalHuman)
-	c.Add(time.Second)
+	c.Advance(time.Second)
 	// Two at the same instant: ordered by id.
 	x, y := issue(t, s, tickets.ApprovalModel), issue(t, s, tickets.ApprovalHuman)
 	if y.ID < x.ID {
 		x, y = y, x
 	}
-	c.Add(time.Second)
+	c.Advance(time.Second)
 	last := issue(t, s, tickets.ApprovalHuman)
 	want = []string{first.ID, x.ID, y.ID, last.ID}
 
@@ -375,7 +361,7 @@ func TestList(t *testing.T) {
 		t.Fatalf("List(used) has %d", n)
 	}
 	// Expired tickets are not listed, even before a prune.
-	c.Add(ttl - time.Second)
+	c.Advance(ttl - time.Second)
 	if got := ids(s.List("")); !slices.Equal(got, []string{last.ID}) {
 		t.Fatalf("after expiry List() = %v", got)
 	}

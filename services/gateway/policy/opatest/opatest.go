@@ -9,10 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/capture"
 )
 
 // Binary finds opa in PATH or at the go-install location.
@@ -48,7 +48,8 @@ func Start(t testing.TB, dir string) string {
 	ln.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr lockedBuffer
+	// opa's output; exec writes it from another goroutine.
+	var stderr capture.Buffer
 	cmd := exec.CommandContext(ctx, bin, "run", "--server",
 		"--addr", addr,
 		"--skip-version-check", // no call home: tests stay on loopback
@@ -88,22 +89,4 @@ func Start(t testing.TB, dir string) string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// lockedBuffer collects opa's output; exec writes it from another goroutine.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
