@@ -3,11 +3,8 @@ package main
 import (
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/toolgate/toolgate/internal/capture"
 	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
 )
 
@@ -38,27 +35,7 @@ func TestProcess(t *testing.T) {
 
 	t.Run("healthcheck and SIGTERM", func(t *testing.T) {
 		env := []string{"TOOLGATE_LISTEN=" + addr, "TOOLGATE_SERVICE_TOKEN_FILE=" + token}
-		var out capture.Buffer
-		cmd := exec.Command(bin)
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		toolkittest.WaitHealthy(t, bin, env, 10*time.Second)
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("exit after SIGTERM: %v\n%s", err, out.String())
-			}
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Fatal("did not stop after SIGTERM")
-		}
+		toolkittest.StartHealthy(t, bin, env).Terminate(t)
 		// The healthcheck fails once the service is gone.
 		hc := exec.Command(bin, "healthcheck")
 		hc.Env = env

@@ -7,9 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/toolgate/toolgate/internal/capture"
 	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
@@ -55,22 +53,8 @@ func TestProcesses(t *testing.T) {
 		"TOOLGATE_CLIENT_TOKENS_FILE=" + tokens, "TOOLGATE_ADMIN_TOKEN_FILE=" + adminToken,
 		"TOOLGATE_APPROVAL_KEY_FILE=" + approvalKey, "TOOLGATE_SERVICES=demo=http://" + demoAddr + "/mcp",
 		"TOOLGATE_SERVICE_TOKEN_DEMO_FILE=" + svcToken}
-	start := func(bin string, env []string) (*exec.Cmd, *capture.Buffer, chan error) {
-		var o capture.Buffer
-		cmd := exec.Command(bin)
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, &o, &o
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		t.Cleanup(func() { _ = cmd.Process.Kill() })
-		return cmd, &o, done
-	}
-	_, _, _ = start(demo, demoEnv)
-	toolkittest.WaitHealthy(t, demo, demoEnv, 10*time.Second)
-	gw, gwOut, gwDone := start(gateway, gwEnv)
-	toolkittest.WaitHealthy(t, gateway, gwEnv, 10*time.Second)
+	toolkittest.StartHealthy(t, demo, demoEnv)
+	gw := toolkittest.StartHealthy(t, gateway, gwEnv)
 
 	// stdio: a desktop client writes its messages at once and reads lines.
 	bridge := exec.Command(gateway, "stdio")
@@ -119,19 +103,9 @@ func TestProcesses(t *testing.T) {
 	}
 
 	// SIGTERM stops the gateway cleanly; its audit lines went to stdout.
-	if err := gw.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-gwDone:
-		if err != nil {
-			t.Fatalf("gateway exit after SIGTERM: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("gateway did not stop after SIGTERM")
-	}
-	if !strings.Contains(gwOut.String(), `"event":"outcome"`) {
-		t.Fatalf("no audit lines:\n%s", gwOut.String())
+	gw.Terminate(t)
+	if !strings.Contains(gw.Output.String(), `"event":"outcome"`) {
+		t.Fatalf("no audit lines:\n%s", gw.Output.String())
 	}
 }
 

@@ -5,8 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/capture"
 )
 
 // Build compiles the command in pkgDir (e.g. ".") into a temporary binary.
@@ -56,5 +59,46 @@ func WaitHealthy(t testing.TB, bin string, env []string, within time.Duration) {
 			t.Fatalf("%s healthcheck never succeeded", filepath.Base(bin))
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Process is a service binary running under a test.
+type Process struct {
+	cmd  *exec.Cmd
+	done chan error
+	// Output holds what the process wrote to stdout and stderr.
+	Output *capture.Buffer
+}
+
+// StartHealthy starts bin with env, waits until its healthcheck subcommand
+// succeeds, and kills it when the test ends if it is still running.
+func StartHealthy(t testing.TB, bin string, env []string) *Process {
+	t.Helper()
+	p := &Process{cmd: exec.Command(bin), done: make(chan error, 1), Output: &capture.Buffer{}}
+	p.cmd.Env, p.cmd.Stdout, p.cmd.Stderr = env, p.Output, p.Output
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
+	WaitHealthy(t, bin, env, 10*time.Second)
+	return p
+}
+
+// Terminate sends SIGTERM and fails the test unless the process exits
+// with status 0 within 10 seconds.
+func (p *Process) Terminate(t testing.TB) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, p.Output.String())
+		}
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		t.Fatal("did not stop after SIGTERM")
 	}
 }
