@@ -1,0 +1,236 @@
+// Package gatewaytest runs a real gateway (embedded Rego policy, real
+// tickets and approvals) in front of a service's tools over real HTTP, so a
+// service's tests can drive its write flows exactly as a client would:
+// preview, ticket, confirm, replay.
+package gatewaytest
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/internal/capture"
+	"github.com/toolgate/toolgate/internal/redact"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/services/gateway/app"
+	"github.com/toolgate/toolgate/services/gateway/auth"
+)
+
+// Secrets the harness plants; Logs and Audit never contain them.
+const (
+	ServiceToken = "gatewaytest-service-token-SECRET-0001"
+	ApprovalKey  = "gatewaytest-approval-key-SECRET-00000000002"
+	AdminToken   = "gatewaytest-admin-token-SECRET-0003"
+)
+
+// Options describe the service behind the gateway.
+type Options struct {
+	// Service is the service's name as the policy data knows it ("arr").
+	Service string
+	// Tools are the service's tools (as its fx module would provide them).
+	Tools []toolkit.Tool
+	// AllowWrites is the service's own <NAME>_ALLOW_WRITES switch.
+	AllowWrites bool
+	// Secrets are upstream secrets the service's redactor masks.
+	Secrets [][]byte
+	// CallTimeout bounds each call at the gateway and the service (default 30s).
+	CallTimeout time.Duration
+}
+
+// Gateway is a running gateway with one service behind it.
+type Gateway struct {
+	// URL is the gateway's base URL; clients use URL + "/mcp".
+	URL string
+	// AdminURL is the admin API's base URL.
+	AdminURL string
+	// Tokens maps client name to bearer token: "openwebui" and "hermes" are
+	// in group users, "kiosk" in group readonly.
+	Tokens map[string]string
+	// Logs collects the service's and the gateway's log lines.
+	Logs *capture.Buffer
+	// Audit collects the gateway's audit lines.
+	Audit *capture.Buffer
+	// Wire collects every response body a Client received.
+	Wire *capture.Buffer
+
+	t testing.TB
+}
+
+// Start runs the service's tools in a toolkit service and a gateway in front
+// of it; both stop when the test ends.
+func Start(t testing.TB, o Options) *Gateway {
+	t.Helper()
+	if o.CallTimeout == 0 {
+		o.CallTimeout = 30 * time.Second
+	}
+	g := &Gateway{t: t, Tokens: map[string]string{}, Logs: &capture.Buffer{}, Audit: &capture.Buffer{}, Wire: &capture.Buffer{}}
+	logger := slog.New(slog.NewJSONHandler(g.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	known := append([][]byte{[]byte(ServiceToken), []byte(ApprovalKey)}, o.Secrets...)
+	svc, err := toolkit.New(toolkit.Options{
+		Name: o.Service, ServiceToken: []byte(ServiceToken), ApprovalKey: []byte(ApprovalKey),
+		AllowWrites: o.AllowWrites, Redactor: redact.New(known...), Logger: logger, CallTimeout: o.CallTimeout,
+	}, o.Tools...)
+	if err != nil {
+		t.Fatalf("gatewaytest: service: %v", err)
+	}
+	svcSrv := httptest.NewServer(svc.Handler())
+	t.Cleanup(svcSrv.Close)
+
+	var lines []string
+	for _, c := range []struct {
+		name   string
+		groups []string
+	}{{"openwebui", []string{"users"}}, {"hermes", []string{"users"}}, {"kiosk", []string{"readonly"}}} {
+		tok, line, err := auth.NewToken(c.name, c.groups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Tokens[c.name] = tok
+		lines = append(lines, line)
+	}
+	tokens, err := auth.ParseTokens(strings.NewReader(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := app.Build(t.Context(), app.Config{
+		Tokens: tokens, AdminToken: []byte(AdminToken), ApprovalKey: []byte(ApprovalKey),
+		Services:   []app.ServiceConfig{{Name: o.Service, URL: svcSrv.URL + "/mcp", Token: []byte(ServiceToken)}},
+		PolicyMode: "embedded", CallTimeout: o.CallTimeout, ServiceConcurrency: 8,
+	}, app.Options{Logger: logger, Audit: g.Audit})
+	if err != nil {
+		t.Fatalf("gatewaytest: gateway: %v", err)
+	}
+	t.Cleanup(func() { _ = gw.Close() })
+	gw.Router.RefreshAll(t.Context())
+	pub := httptest.NewServer(gw.Public)
+	t.Cleanup(pub.Close)
+	adm := httptest.NewServer(gw.Admin)
+	t.Cleanup(adm.Close)
+	g.URL, g.AdminURL = pub.URL, adm.URL
+	return g
+}
+
+// Client opens an initialized mcp-go client for clientName on the
+// aggregate endpoint /mcp, as end user user ("" for none).
+func (g *Gateway) Client(clientName, user string) *client.Client {
+	g.t.Helper()
+	hdr := map[string]string{"Authorization": "Bearer " + g.Tokens[clientName]}
+	if user != "" {
+		hdr["X-OpenWebUI-User-Email"] = user
+	}
+	hc := &http.Client{Transport: &recorder{base: http.DefaultTransport, wire: g.Wire, hdr: hdr}}
+	tr, err := transport.NewStreamableHTTP(g.URL+"/mcp", transport.WithHTTPBasicClient(hc))
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	ctx := g.t.Context()
+	if err := c.Start(ctx); err != nil {
+		g.t.Fatal(err)
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "gatewaytest", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		g.t.Fatalf("initialize: %v", err)
+	}
+	g.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Call runs tool through c and returns its structured content and isError.
+// A write called without confirm returns {"status":"confirmation_required",
+// "ticket":..., "preview":..., "approval":"model"|"human", ...}; the same
+// call with "confirm": true and "ticket" added applies it.
+func Call(t testing.TB, c *client.Client, tool string, args map[string]any) (map[string]any, bool) {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := c.CallTool(t.Context(), req)
+	if err != nil {
+		t.Fatalf("call %s: %v", tool, err)
+	}
+	var raw []byte
+	switch {
+	case len(res.RawStructuredContent) > 0:
+		raw = res.RawStructuredContent
+	case res.StructuredContent != nil:
+		raw, _ = json.Marshal(res.StructuredContent)
+	default:
+		for _, c := range res.Content {
+			if tc, ok := c.(mcp.TextContent); ok {
+				raw = []byte(tc.Text)
+				break
+			}
+		}
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("call %s: result is not a JSON object: %.300s", tool, raw)
+	}
+	return m, res.IsError
+}
+
+// ErrorCode returns the stable error code of a failed call's content.
+func ErrorCode(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+// Approve approves a pending (human-approval) ticket through the admin API
+// and returns the HTTP status.
+func (g *Gateway) Approve(ticket string) int {
+	g.t.Helper()
+	req, _ := http.NewRequestWithContext(g.t.Context(), http.MethodPost, g.AdminURL+"/admin/tickets/"+ticket+"/approve", strings.NewReader(`{"by":"gatewaytest"}`))
+	req.Header.Set("Authorization", "Bearer "+AdminToken)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// recorder copies every response body into wire.
+type recorder struct {
+	base http.RoundTripper
+	wire *capture.Buffer
+	hdr  map[string]string
+}
+
+func (rt *recorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range rt.hdr {
+		r.Header.Set(k, v)
+	}
+	res, err := rt.base.RoundTrip(r)
+	if err != nil || res.Body == nil {
+		return res, err
+	}
+	res.Body = &tee{ReadCloser: res.Body, w: rt.wire}
+	return res, nil
+}
+
+type tee struct {
+	io.ReadCloser
+	w *capture.Buffer
+}
+
+func (b *tee) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		_, _ = b.w.Write(p[:n])
+	}
+	return n, err
+}

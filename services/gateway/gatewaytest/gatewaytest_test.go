@@ -1,0 +1,49 @@
+package gatewaytest_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/services/demo/counter"
+	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
+)
+
+// The harness runs the whole write flow: a preview and ticket first, the
+// confirm applies once, a replay is refused.
+func TestHarnessRunsTheWriteFlow(t *testing.T) {
+	state := counter.New()
+	g := gatewaytest.Start(t, gatewaytest.Options{Service: "demo", Tools: state.Tools(), AllowWrites: true})
+	c := g.Client("openwebui", "ann@example.org")
+
+	prev, isErr := gatewaytest.Call(t, c, "demo_counter_add", map[string]any{"amount": 3})
+	if isErr || prev["status"] != "confirmation_required" || state.Value() != 0 {
+		t.Fatalf("preview: %v (value %d)", prev, state.Value())
+	}
+	args := map[string]any{"amount": 3, "confirm": true, "ticket": prev["ticket"]}
+	if done, isErr := gatewaytest.Call(t, c, "demo_counter_add", args); isErr || state.Value() != 3 {
+		t.Fatalf("confirm: %v (value %d)", done, state.Value())
+	}
+	again, isErr := gatewaytest.Call(t, c, "demo_counter_add", args)
+	if !isErr || gatewaytest.ErrorCode(again) != "forbidden" || state.Value() != 3 {
+		t.Fatalf("replay: %v (value %d)", again, state.Value())
+	}
+
+	// Human approval goes through the admin API.
+	prev, _ = gatewaytest.Call(t, c, "demo_counter_reset", map[string]any{})
+	if prev["approval"] != "human" {
+		t.Fatalf("reset preview: %v", prev)
+	}
+	if code := g.Approve(prev["ticket"].(string)); code != 200 {
+		t.Fatalf("approve: HTTP %d", code)
+	}
+	if done, isErr := gatewaytest.Call(t, c, "demo_counter_reset", map[string]any{"confirm": true, "ticket": prev["ticket"]}); isErr || state.Value() != 0 {
+		t.Fatalf("reset: %v (value %d)", done, state.Value())
+	}
+	for _, secret := range []string{gatewaytest.ServiceToken, gatewaytest.ApprovalKey, gatewaytest.AdminToken} {
+		for name, buf := range map[string]string{"logs": g.Logs.String(), "audit": g.Audit.String(), "wire": g.Wire.String()} {
+			if strings.Contains(buf, secret) {
+				t.Errorf("%s contain a secret", name)
+			}
+		}
+	}
+}
