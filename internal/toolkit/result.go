@@ -2,6 +2,7 @@ package toolkit
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -101,4 +102,29 @@ func Failure(err error) *mcp.CallToolResult {
 		StructuredContent: body,
 		IsError:           true,
 	}
+}
+
+// Image is a Read result that carries a picture (a camera snapshot, say):
+// the client gets it as MCP image content, and Details as structured
+// content with its JSON text mirror. Details must be a JSON object and
+// should describe the picture (source, time, size) without repeating it.
+type Image struct {
+	MIMEType string
+	Data     []byte
+	Details  any
+}
+
+// withImage appends img to res. The encoded picture counts against
+// maxBytes: a service bounds its images before returning them, so an image
+// over the cap is a bug to report, not a result to cut.
+func withImage(res *mcp.CallToolResult, img *Image, maxBytes int) (*mcp.CallToolResult, error) {
+	if img.MIMEType == "" || len(img.Data) == 0 {
+		return nil, toolerr.New(toolerr.Internal, "the image result is empty")
+	}
+	encoded := base64.StdEncoding.EncodeToString(img.Data)
+	if maxBytes > 0 && len(encoded) > maxBytes {
+		return nil, toolerr.New(toolerr.TooLarge, "the image is %d bytes encoded, over the result cap of %d; ask for a smaller one", len(encoded), maxBytes)
+	}
+	res.Content = append(res.Content, mcp.NewImageContent(encoded, img.MIMEType))
+	return res, nil
 }

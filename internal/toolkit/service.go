@@ -268,11 +268,21 @@ func (s *Service) call(ctx context.Context, e *entry, req mcp.CallToolRequest) (
 	if err != nil {
 		return nil, mode, timeoutAware(ctx, err)
 	}
+	img, isImage := out.(*Image)
+	if v, ok := out.(Image); ok {
+		img, isImage = &v, true
+	}
+	if isImage {
+		out = img.Details
+	}
 	generic, err := toGeneric(out)
 	if err != nil {
 		return nil, mode, err
 	}
 	res, err := Success(s.opts.Redactor.Value(generic), s.opts.MaxResultBytes)
+	if err == nil && isImage {
+		res, err = withImage(res, img, s.opts.MaxResultBytes)
+	}
 	if err != nil {
 		return nil, mode, err
 	}

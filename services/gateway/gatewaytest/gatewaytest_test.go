@@ -1,8 +1,15 @@
 package gatewaytest_test
 
 import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/internal/toolkit"
 
 	"github.com/toolgate/toolgate/services/demo/counter"
 	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
@@ -45,5 +52,34 @@ func TestHarnessRunsTheWriteFlow(t *testing.T) {
 				t.Errorf("%s contain a secret", name)
 			}
 		}
+	}
+}
+
+// An image result crosses the gateway as MCP image content.
+func TestImageCrossesTheGateway(t *testing.T) {
+	pic := []byte("\xff\xd8\xff\xe0 not really a jpeg")
+	tool := toolkit.Tool{
+		Name: "demo_picture", Description: "Return a picture.",
+		Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
+		Annotations: toolkit.Annotations{ReadOnly: true},
+		Read: func(context.Context, toolkit.Args) (any, error) {
+			return &toolkit.Image{MIMEType: "image/jpeg", Data: pic, Details: map[string]any{"camera": "door"}}, nil
+		},
+	}
+	g := gatewaytest.Start(t, gatewaytest.Options{Service: "demo", Tools: []toolkit.Tool{tool}})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "demo_picture"
+	res, err := g.Client("openwebui", "").CallTool(t.Context(), req)
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %v", err, res)
+	}
+	var got []byte
+	for _, c := range res.Content {
+		if img, ok := c.(mcp.ImageContent); ok && img.MIMEType == "image/jpeg" {
+			got, _ = base64.StdEncoding.DecodeString(img.Data)
+		}
+	}
+	if string(got) != string(pic) {
+		t.Fatalf("image content lost: %+v", res.Content)
 	}
 }
