@@ -355,3 +355,32 @@ func TestGetStreamWithSession(t *testing.T) {
 		t.Fatalf("GET with a session: HTTP %d %s", stream.StatusCode, stream.Header.Get("Content-Type"))
 	}
 }
+
+// An absent service (its compose profile is off) is reported once per
+// outage, not on every refresh, and its return is reported too.
+func TestUnavailableServiceLoggedOncePerOutage(t *testing.T) {
+	h := newHarness(t)
+	working := *h.svcSwap.Load()
+	var dead http.Handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "gone", http.StatusBadGateway)
+	})
+	count := func(msg string) int { return strings.Count(h.logs.String(), `"msg":"`+msg+`"`) }
+	h.svcSwap.Store(&dead)
+	for range 3 {
+		h.gw.Router.RefreshAll(t.Context())
+	}
+	if n := count("service unavailable"); n != 1 {
+		t.Fatalf("want one warning for one outage, got %d", n)
+	}
+	h.svcSwap.Store(&working)
+	h.gw.Router.RefreshAll(t.Context())
+	h.gw.Router.RefreshAll(t.Context())
+	if n := count("service available again"); n != 1 {
+		t.Fatalf("want one recovery line, got %d", n)
+	}
+	h.svcSwap.Store(&dead)
+	h.gw.Router.RefreshAll(t.Context())
+	if n := count("service unavailable"); n != 2 {
+		t.Fatalf("a second outage must warn again, got %d warnings", n)
+	}
+}

@@ -90,6 +90,8 @@ type Router struct {
 
 	vis        sync.Map // visibilityKey -> visibility
 	visEntries atomic.Int64
+
+	down sync.Map // service -> struct{}: unavailable at the last refresh
 }
 
 // entry is one tool as offered to clients.
@@ -357,8 +359,18 @@ func (r *Router) RefreshAll(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, n := range r.names {
 		wg.Go(func() {
-			if err := r.Refresh(ctx, n); err != nil {
+			err := r.Refresh(ctx, n)
+			switch _, wasDown := r.down.Load(n); {
+			case err != nil && !wasDown:
+				// Once per outage: a service whose profile is off is
+				// simply absent, and must not flood the log every minute.
+				r.down.Store(n, struct{}{})
 				r.log.Warn("service unavailable", "service", n, "error", err)
+			case err != nil:
+				r.log.Debug("service still unavailable", "service", n, "error", err)
+			case wasDown:
+				r.down.Delete(n)
+				r.log.Info("service available again", "service", n)
 			}
 		})
 	}
