@@ -37,7 +37,7 @@ go test -race -count=1 ./...
 echo "== fuzz (${FUZZTIME:=10s} each)"
 grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r file; do
 	pkg=$(dirname "$file")
-	for target in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$file"); do
+	sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$file" | while read -r target; do
 		echo "-- $pkg $target"
 		go test -run='^$' -fuzz="^${target}\$" -fuzztime="$FUZZTIME" "$pkg" >/tmp/toolgate-fuzz.log 2>&1 || {
 			cat /tmp/toolgate-fuzz.log

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+)
+
+// Rule names, one per property of the security model (docs/security.md).
+const (
+	RuleReadOnlyRoot    = "read-only root"
+	RuleCapabilities    = "capabilities dropped"
+	RuleNoNewPrivileges = "no-new-privileges"
+	RuleNonRoot         = "non-root user"
+	RuleLimits          = "memory and pid limits"
+	RulePorts           = "no published ports"
+	RuleClientsNetwork  = "only the gateway on clients"
+	RuleToolsInternal   = "tools network internal"
+	RuleSecretsReadOnly = "secrets read-only"
+	RuleHealthy         = "healthy"
+)
+
+// Finding is one rule checked for one container (or network).
+type Finding struct {
+	Subject string // container service name, or "network <name>"
+	Rule    string
+	OK      bool
+	Detail  string // why it failed; empty when OK
+}
+
+// Stack is what doctor inspected: one compose project.
+type Stack struct {
+	Project    string
+	Containers []container.InspectResponse
+	Networks   []network.Inspect
+	// Publish is the host address the gateway may be published on
+	// (TOOLGATE_PUBLISH, e.g. "127.0.0.1:8080"); empty means none.
+	Publish string
+}
+
+// gatewayService is the only container that may sit on the clients
+// network or publish a port.
+const gatewayService = "gateway"
+
+// Check applies every rule to every container and network of the stack.
+func Check(s Stack) []Finding {
+	var out []Finding
+	for _, c := range s.Containers {
+		out = append(out, checkContainer(s, c)...)
+	}
+	tools := Finding{Subject: "network " + s.Project + "_tools", Rule: RuleToolsInternal, Detail: "the tools network is missing"}
+	for _, n := range s.Networks {
+		if n.Name == s.Project+"_tools" {
+			tools.OK, tools.Detail = n.Internal, ""
+			if !n.Internal {
+				tools.Detail = "the tools network must be internal (no way out)"
+			}
+		}
+	}
+	return append(out, tools)
+}
+
+// Failed reports whether any finding failed.
+func Failed(fs []Finding) bool {
+	return slices.ContainsFunc(fs, func(f Finding) bool { return !f.OK })
+}
+
+func checkContainer(s Stack, c container.InspectResponse) []Finding {
+	name := serviceName(c)
+	hc := c.HostConfig
+	if hc == nil {
+		hc = &container.HostConfig{}
+	}
+	var out []Finding
+	add := func(rule string, ok bool, format string, args ...any) {
+		f := Finding{Subject: name, Rule: rule, OK: ok}
+		if !ok {
+			f.Detail = fmt.Sprintf(format, args...)
+		}
+		out = append(out, f)
+	}
+
+	add(RuleReadOnlyRoot, hc.ReadonlyRootfs, "the root filesystem is writable (read_only: true)")
+
+	dropsAll := slices.ContainsFunc(hc.CapDrop, func(c string) bool { return strings.EqualFold(c, "ALL") })
+	switch {
+	case hc.Privileged:
+		add(RuleCapabilities, false, "the container is privileged")
+	case !dropsAll:
+		add(RuleCapabilities, false, "not every capability is dropped (cap_drop: [ALL])")
+	case len(hc.CapAdd) > 0:
+		add(RuleCapabilities, false, "capabilities added back: %s", strings.Join(hc.CapAdd, ", "))
+	default:
+		add(RuleCapabilities, true, "")
+	}
+
+	nnp := slices.ContainsFunc(hc.SecurityOpt, func(o string) bool {
+		return o == "no-new-privileges" || o == "no-new-privileges:true" || o == "no-new-privileges=true"
+	})
+	add(RuleNoNewPrivileges, nnp, "no-new-privileges is not set")
+
+	user := ""
+	if c.Config != nil {
+		user = c.Config.User
+	}
+	add(RuleNonRoot, !isRoot(user), "runs as root (user %q)", user)
+
+	pids := int64(0)
+	if hc.PidsLimit != nil {
+		pids = *hc.PidsLimit
+	}
+	add(RuleLimits, hc.Memory > 0 && pids > 0, "memory limit %d bytes, pid limit %d: both must be set", hc.Memory, pids)
+
+	var published []string
+	for port, bindings := range hc.PortBindings {
+		for _, b := range bindings {
+			addr := b.HostPort
+			if b.HostIP.IsValid() {
+				addr = b.HostIP.String() + ":" + b.HostPort
+			}
+			if name == gatewayService && s.Publish != "" && addr == s.Publish {
+				continue
+			}
+			published = append(published, fmt.Sprintf("%s→%s", addr, port))
+		}
+	}
+	slices.Sort(published)
+	add(RulePorts, len(published) == 0, "publishes %s", strings.Join(published, ", "))
+
+	onClients := false
+	if c.NetworkSettings != nil {
+		_, onClients = c.NetworkSettings.Networks[s.Project+"_clients"]
+	}
+	add(RuleClientsNetwork, name == gatewayService || !onClients, "a service on the clients network is reachable by every client, past the gateway")
+
+	var writable []string
+	for _, m := range c.Mounts {
+		if strings.HasPrefix(m.Destination, "/run/secrets") && m.RW {
+			writable = append(writable, m.Destination)
+		}
+	}
+	add(RuleSecretsReadOnly, len(writable) == 0, "secrets mounted writable: %s", strings.Join(writable, ", "))
+
+	health := "no healthcheck"
+	if c.State != nil && c.State.Health != nil {
+		health = string(c.State.Health.Status)
+	}
+	add(RuleHealthy, health == string(container.Healthy), "health is %s", health)
+	return out
+}
+
+// isRoot reports whether a container user spec runs as root: empty (the
+// image default, root for these images only if they forgot USER), "root",
+// or uid 0, with or without a group.
+func isRoot(user string) bool {
+	u, _, _ := strings.Cut(user, ":")
+	return u == "" || u == "0" || u == "root"
+}
+
+func serviceName(c container.InspectResponse) string {
+	if c.Config != nil {
+		if s := c.Config.Labels["com.docker.compose.service"]; s != "" {
+			return s
+		}
+	}
+	return strings.TrimPrefix(c.Name, "/")
+}

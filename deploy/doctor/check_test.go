@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+)
+
+// good returns a container that keeps every rule.
+func good(service string, networks ...string) container.InspectResponse {
+	pids := int64(64)
+	nets := map[string]*network.EndpointSettings{}
+	for _, n := range networks {
+		nets["tg_"+n] = &network.EndpointSettings{}
+	}
+	return container.InspectResponse{
+		Name:   "/tg-" + service + "-1",
+		Config: &container.Config{User: "65532:65532", Labels: map[string]string{"com.docker.compose.service": service}},
+		HostConfig: &container.HostConfig{
+			ReadonlyRootfs: true, CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges:true"},
+			Resources: container.Resources{Memory: 128 << 20, PidsLimit: &pids},
+		},
+		Mounts:          []container.MountPoint{{Destination: "/run/secrets/service_token", RW: false}, {Destination: "/data", RW: true}},
+		State:           &container.State{Health: &container.Health{Status: container.Healthy}},
+		NetworkSettings: &container.NetworkSettings{Networks: nets},
+	}
+}
+
+func goodStack() Stack {
+	return Stack{
+		Project:    "tg",
+		Containers: []container.InspectResponse{good("gateway", "clients", "tools"), good("arr", "tools", "upstream")},
+		Networks:   []network.Inspect{{Network: network.Network{Name: "tg_tools", Internal: true}}, {Network: network.Network{Name: "tg_clients"}}},
+	}
+}
+
+func TestDoctorPassesAGoodStack(t *testing.T) {
+	fs := Check(goodStack())
+	if Failed(fs) {
+		t.Fatalf("a good stack failed: %+v", fs)
+	}
+	if len(fs) != 2*9+1 {
+		t.Fatalf("want 19 findings (9 rules × 2 containers + the network), got %d", len(fs))
+	}
+}
+
+// Each rule broken once: doctor must catch exactly that rule.
+func TestDoctorCatchesEachBrokenRule(t *testing.T) {
+	binding := func(ip string) network.PortMap {
+		p, _ := network.ParsePort("8000/tcp")
+		return network.PortMap{p: {{HostIP: netip.MustParseAddr(ip), HostPort: "8000"}}}
+	}
+	cases := []struct {
+		rule  string
+		breakIt func(s *Stack)
+	}{
+		{RuleReadOnlyRoot, func(s *Stack) { s.Containers[1].HostConfig.ReadonlyRootfs = false }},
+		{RuleCapabilities, func(s *Stack) { s.Containers[1].HostConfig.CapDrop = []string{"NET_RAW"} }},
+		{RuleCapabilities, func(s *Stack) { s.Containers[1].HostConfig.CapAdd = []string{"NET_ADMIN"} }},
+		{RuleCapabilities, func(s *Stack) { s.Containers[1].HostConfig.Privileged = true }},
+		{RuleNoNewPrivileges, func(s *Stack) { s.Containers[1].HostConfig.SecurityOpt = nil }},
+		{RuleNonRoot, func(s *Stack) { s.Containers[1].Config.User = "" }},
+		{RuleNonRoot, func(s *Stack) { s.Containers[1].Config.User = "0:0" }},
+		{RuleNonRoot, func(s *Stack) { s.Containers[1].Config.User = "root" }},
+		{RuleLimits, func(s *Stack) { s.Containers[1].HostConfig.Memory = 0 }},
+		{RuleLimits, func(s *Stack) { s.Containers[1].HostConfig.PidsLimit = nil }},
+		{RulePorts, func(s *Stack) { s.Containers[1].HostConfig.PortBindings = binding("0.0.0.0") }},
+		{RulePorts, func(s *Stack) {
+			// The gateway on an address other than the one asked for.
+			s.Publish = "127.0.0.1:8080"
+			s.Containers[0].HostConfig.PortBindings = binding("0.0.0.0")
+		}},
+		{RuleClientsNetwork, func(s *Stack) { s.Containers[1].NetworkSettings.Networks["tg_clients"] = &network.EndpointSettings{} }},
+		{RuleToolsInternal, func(s *Stack) { s.Networks[0].Internal = false }},
+		{RuleToolsInternal, func(s *Stack) { s.Networks = s.Networks[1:] }},
+		{RuleSecretsReadOnly, func(s *Stack) { s.Containers[1].Mounts[0].RW = true }},
+		{RuleHealthy, func(s *Stack) { s.Containers[1].State.Health.Status = container.Unhealthy }},
+		{RuleHealthy, func(s *Stack) { s.Containers[1].State.Health = nil }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.rule, func(t *testing.T) {
+			s := goodStack()
+			tc.breakIt(&s)
+			fs := Check(s)
+			var failed []Finding
+			for _, f := range fs {
+				if !f.OK {
+					failed = append(failed, f)
+				}
+			}
+			if len(failed) != 1 || failed[0].Rule != tc.rule || failed[0].Detail == "" {
+				t.Fatalf("want exactly %q to fail with a reason, got %+v", tc.rule, failed)
+			}
+			var out bytes.Buffer
+			printTable(&out, fs)
+			if !strings.Contains(out.String(), "FAIL: "+failed[0].Detail) || !strings.Contains(out.String(), "1 failed") {
+				t.Fatalf("the table does not show the failure:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// A gateway published on exactly the address the user asked for passes.
+func TestDoctorAllowsTheRequestedPublish(t *testing.T) {
+	s := goodStack()
+	p, _ := network.ParsePort("8080/tcp")
+	s.Containers[0].HostConfig.PortBindings = network.PortMap{p: {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: "8080"}}}
+	s.Publish = "127.0.0.1:8080"
+	if fs := Check(s); Failed(fs) {
+		t.Fatalf("the requested publish was refused: %+v", fs)
+	}
+}

@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# toolgate's one-command set-up. Safe to re-run: it never overwrites a
+# secret, and starting an already running stack changes nothing.
+#
+#   ./install.sh                 set up and start (profiles from the secrets you filled in)
+#   ./install.sh --demo          the demo: fake upstreams, no home-lab apps needed
+#   ./install.sh --profile arr   add a profile by hand (repeatable)
+#   ./install.sh --down          stop the stack (secrets and pins stay)
+#   ./install.sh --dry-run       print what would be done, do nothing
+#
+# More options: --project NAME (default toolgate), --secrets DIR (default
+# ./secrets), --openwebui NAME (container to connect to the clients network;
+# default: the first of open-webui, Open-WebUI, openwebui that exists),
+# --publish ADDR (publish the gateway on the host, e.g. 127.0.0.1:8080, for
+# the stdio bridge), --no-build (use the images already built).
+set -euo pipefail
+cd "$(dirname "$0")"
+root=$(pwd)
+
+project=toolgate
+secrets_dir=$root/secrets
+openwebui=""
+publish=""
+demo=false
+down=false
+dry_run=false
+build=true
+profiles=()
+# Services whose profile turns on when secrets/<name>.env exists.
+known_services=(arr frigate)
+compose_version=v2.40.3
+
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+say() { printf '%s\n' "$*"; }
+die() {
+	printf 'install.sh: %s\n' "$*" >&2
+	exit 1
+}
+run() {
+	if $dry_run; then
+		printf 'would run: %s\n' "$*"
+	else
+		"$@"
+	fi
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--demo) demo=true ;;
+	--down) down=true ;;
+	--dry-run) dry_run=true ;;
+	--no-build) build=false ;;
+	--profile)
+		[ $# -ge 2 ] || die "--profile needs a name"
+		profiles+=("$2")
+		shift
+		;;
+	--project)
+		[ $# -ge 2 ] || die "--project needs a name"
+		project=$2
+		shift
+		;;
+	--secrets)
+		[ $# -ge 2 ] || die "--secrets needs a directory"
+		secrets_dir=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+		shift
+		;;
+	--openwebui)
+		[ $# -ge 2 ] || die "--openwebui needs a container name"
+		openwebui=$2
+		shift
+		;;
+	--publish)
+		[ $# -ge 2 ] || die "--publish needs an address such as 127.0.0.1:8080"
+		publish=$2
+		shift
+		;;
+	-h | --help)
+		usage
+		exit 0
+		;;
+	*) die "unknown option $1 (see --help)" ;;
+	esac
+	shift
+done
+
+compose() { docker compose --project-name "$project" --project-directory "$root" "$@"; }
+
+# --- prerequisites -----------------------------------------------------------
+docker info >/dev/null 2>&1 || die "cannot reach a Docker engine: is Docker installed and running, and may this user use it (docker group or root)?"
+if ! docker compose version >/dev/null 2>&1; then
+	if command -v go >/dev/null 2>&1; then
+		say "== docker compose v2 is missing: building $compose_version from the Go module proxy (a few minutes, once)"
+		if ! $dry_run; then
+			dir=$(go mod download -json "github.com/docker/compose/v2@$compose_version" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+			[ -n "$dir" ] || die "could not download docker compose $compose_version"
+			mkdir -p "$HOME/.docker/cli-plugins"
+			(cd "$dir" && CGO_ENABLED=0 go build -trimpath -o "$HOME/.docker/cli-plugins/docker-compose" ./cmd)
+			docker compose version >/dev/null 2>&1 || die "built docker compose but 'docker compose' still fails"
+		fi
+	else
+		die "docker compose v2 is missing: install Docker's compose plugin (https://docs.docker.com/compose/install/) or Go 1.26+ so this script can build it"
+	fi
+fi
+
+if $down; then
+	say "== stopping project $project (secrets in $secrets_dir and the pins volume stay)"
+	run compose --profile '*' down --remove-orphans
+	exit 0
+fi
+
+command -v go >/dev/null 2>&1 || die "Go 1.26+ is needed to build the images (they are FROM scratch with binaries built here)"
+
+# --- secrets -----------------------------------------------------------------
+# Files from secrets.example/ are copied once and never overwritten; the
+# gateway's own keys are generated if absent.
+random_secret() { head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
+new_file() { # new_file PATH: creates an empty mode-600 file unless it exists
+	if $dry_run; then
+		say "would create $1"
+		return
+	fi
+	(umask 077 && : >"$1")
+}
+
+say "== secrets in $secrets_dir"
+run mkdir -p "$secrets_dir/gateway"
+run chmod 700 "$secrets_dir" "$secrets_dir/gateway"
+while IFS= read -r -d '' src; do
+	rel=${src#secrets.example/}
+	dst=$secrets_dir/$rel
+	if [ ! -e "$dst" ]; then
+		run mkdir -p "$(dirname "$dst")"
+		if ! $dry_run; then (umask 077 && cp "$src" "$dst"); else say "would copy $src to $dst"; fi
+	fi
+done < <(find secrets.example -type f -print0)
+
+for name in admin_token approval_key service_token_web service_token_arr service_token_frigate service_token_demo; do
+	f=$secrets_dir/gateway/$name
+	if [ ! -s "$f" ]; then
+		new_file "$f"
+		$dry_run || random_secret >"$f"
+		say "generated gateway/$name"
+	fi
+done
+
+gateway_bin=$root/compose/.build/bin/gateway
+first_token=""
+tokens=$secrets_dir/gateway/client_tokens
+if ! { [ -f "$tokens" ] && grep -q '^sha256:' "$tokens"; }; then
+	if $dry_run; then
+		say "would create a first client token (openwebui, group users) in $tokens"
+	else
+		mkdir -p "$(dirname "$gateway_bin")"
+		CGO_ENABLED=0 go build -trimpath -o "$gateway_bin" ./services/gateway
+		out=$("$gateway_bin" token openwebui users)
+		first_token=$(printf '%s\n' "$out" | sed -n 's/^token .*: //p')
+		[ -f "$tokens" ] || new_file "$tokens"
+		printf '%s\n' "$out" | grep '^sha256:' >>"$tokens"
+	fi
+fi
+
+# Containers run as 65532, which must be able to read the secrets: as root
+# hand them to that user; otherwise run the containers as this (non-root) user.
+if [ "$(id -u)" -eq 0 ]; then
+	uid=65532
+	gid=65532
+	run chown -R "$uid:$gid" "$secrets_dir"
+else
+	uid=$(id -u)
+	gid=$(id -g)
+fi
+if ! $dry_run; then
+	find "$secrets_dir" -type f -exec chmod 600 {} +
+	find "$secrets_dir" -type d -exec chmod 700 {} +
+fi
+
+# --- profiles ----------------------------------------------------------------
+$demo && profiles+=(demo)
+for s in "${known_services[@]}"; do
+	[ -f "$secrets_dir/$s.env" ] && profiles+=("$s")
+done
+profile_list=$(printf '%s\n' "${profiles[@]}" | sort -u | paste -sd, -)
+say "== profiles: web (always)${profile_list:+, $profile_list}"
+
+# .env is derived state (rewritten on every run): compose reads it, so a
+# plain `docker compose up` later uses the same settings.
+env_file=$root/.env
+compose_files=compose.yaml
+[ -n "$publish" ] && compose_files=compose.yaml:compose/publish.yaml
+env_content="# written by install.sh; re-run it instead of editing
+COMPOSE_PROJECT_NAME=$project
+COMPOSE_PROFILES=$profile_list
+COMPOSE_FILE=$compose_files
+TOOLGATE_SECRETS_DIR=$secrets_dir
+TOOLGATE_UID=$uid
+TOOLGATE_GID=$gid
+TOOLGATE_PUBLISH=$publish"
+if $dry_run; then
+	printf 'would write %s:\n%s\n' "$env_file" "$env_content"
+else
+	printf '%s\n' "$env_content" >"$env_file"
+fi
+
+# --- images and start ----------------------------------------------------------
+if $build; then
+	say "== building images (local Go toolchain, no registry)"
+	run scripts/images.sh
+fi
+say "== starting; waiting until every container is healthy"
+run compose up -d --wait --wait-timeout 180
+
+# --- OpenWebUI -----------------------------------------------------------------
+network=${project}_clients
+candidates=(open-webui Open-WebUI openwebui)
+[ -n "$openwebui" ] && candidates=("$openwebui")
+for c in "${candidates[@]}"; do
+	if docker container inspect "$c" >/dev/null 2>&1; then
+		if docker container inspect -f '{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}' "$c" | tr ' ' '\n' | grep -qx "$network"; then
+			say "== $c is already on $network"
+		else
+			run docker network connect "$network" "$c"
+			say "== connected $c to $network"
+		fi
+		break
+	fi
+done
+
+# --- how to connect ------------------------------------------------------------
+say ""
+say "toolgate is up. MCP URLs (Streamable HTTP), reachable from containers on the $network network:"
+say "  all services:  http://gateway:8080/mcp"
+say "  one service:   http://gateway:8080/mcp/web${profile_list:+  (also: $(printf '%s' "$profile_list" | sed 's#,#, #g'))}"
+[ -n "$publish" ] && say "  on this host:  http://$publish/mcp"
+if [ -n "$first_token" ]; then
+	say ""
+	say "Your first client token (shown once; it is stored only as a hash):"
+	say "  $first_token"
+fi
+say ""
+say "OpenWebUI: Admin Settings → External Tools → add a server of type \"MCP (Streamable HTTP)\","
+say "URL http://gateway:8080/mcp/<service>, authentication Bearer with the token above."
+say "More: docs/clients.md. Stop with ./install.sh --down."
