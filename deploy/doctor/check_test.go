@@ -55,7 +55,7 @@ func TestDoctorCatchesEachBrokenRule(t *testing.T) {
 		return network.PortMap{p: {{HostIP: netip.MustParseAddr(ip), HostPort: "8000"}}}
 	}
 	cases := []struct {
-		rule  string
+		rule    string
 		breakIt func(s *Stack)
 	}{
 		{RuleReadOnlyRoot, func(s *Stack) { s.Containers[1].HostConfig.ReadonlyRootfs = false }},

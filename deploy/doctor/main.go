@@ -97,4 +97,3 @@ func printTable(w io.Writer, fs []Finding) {
 	tw.Flush()
 	fmt.Fprintf(w, "%d checks, %d failed\n", len(fs), failed)
 }
-
