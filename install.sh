@@ -12,7 +12,8 @@
 # ./secrets), --openwebui NAME (container to connect to the clients network;
 # default: the first of open-webui, Open-WebUI, openwebui that exists),
 # --publish ADDR (publish the gateway on the host, e.g. 127.0.0.1:8080, for
-# the stdio bridge), --no-build (use the images already built).
+# the stdio bridge), --no-build (use the images already built), --env-file
+# FILE (where the derived compose settings go; default ./.env).
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(pwd)
@@ -26,11 +27,12 @@ down=false
 dry_run=false
 build=true
 profiles=()
+env_file=$root/.env
 # Services whose profile turns on when secrets/<name>.env exists.
 known_services=(arr frigate)
 compose_version=v2.40.3
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
 say() { printf '%s\n' "$*"; }
 die() {
 	printf 'install.sh: %s\n' "$*" >&2
@@ -70,6 +72,11 @@ while [ $# -gt 0 ]; do
 		openwebui=$2
 		shift
 		;;
+	--env-file)
+		[ $# -ge 2 ] || die "--env-file needs a file"
+		env_file=$2
+		shift
+		;;
 	--publish)
 		[ $# -ge 2 ] || die "--publish needs an address such as 127.0.0.1:8080"
 		publish=$2
@@ -84,7 +91,13 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-compose() { docker compose --project-name "$project" --project-directory "$root" "$@"; }
+compose() {
+	if [ -f "$env_file" ]; then
+		docker compose --env-file "$env_file" --project-name "$project" --project-directory "$root" "$@"
+	else
+		docker compose --project-name "$project" --project-directory "$root" "$@"
+	fi
+}
 
 # --- prerequisites -----------------------------------------------------------
 docker info >/dev/null 2>&1 || die "cannot reach a Docker engine: is Docker installed and running, and may this user use it (docker group or root)?"
@@ -186,7 +199,6 @@ say "== profiles: web (always)${profile_list:+, $profile_list}"
 
 # .env is derived state (rewritten on every run): compose reads it, so a
 # plain `docker compose up` later uses the same settings.
-env_file=$root/.env
 compose_files=compose.yaml
 [ -n "$publish" ] && compose_files=compose.yaml:compose/publish.yaml
 env_content="# written by install.sh; re-run it instead of editing

@@ -26,6 +26,16 @@ fi
 echo "== go vet"
 go vet ./...
 
+echo "== shellcheck"
+if ! command -v shellcheck >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+	(apt-get update -qq && apt-get install -y -qq shellcheck) >/dev/null 2>&1 || true
+fi
+if command -v shellcheck >/dev/null 2>&1; then
+	shellcheck install.sh scripts/*.sh .ci/run
+else
+	echo "shellcheck not installed; skipped"
+fi
+
 echo "== opa fmt, opa check, opa test"
 opa fmt --list --fail policies/
 opa check --strict policies/
@@ -45,4 +55,18 @@ grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r file; do
 		}
 	done
 done
+# The whole stack as containers: ./install.sh --demo, a real MCP client on
+# the clients network, isolation, read-only roots, doctor (compose/e2e).
+if docker info >/dev/null 2>&1; then
+	echo "== end to end: the demo stack in Docker"
+	go vet -tags e2e ./compose/e2e/
+	log=$(mktemp)
+	if ! go test -tags e2e -count=1 -v ./compose/e2e/ >"$log" 2>&1; then
+		cat "$log"
+		exit 1
+	fi
+	grep -E '^\s*--- |^ok' "$log"
+else
+	echo "== end to end skipped: no Docker engine"
+fi
 echo "== all checks passed"

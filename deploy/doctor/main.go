@@ -59,7 +59,7 @@ func inspect(ctx context.Context, project string) (Stack, error) {
 	}
 	defer cli.Close()
 	label := "com.docker.compose.project=" + project
-	list, err := cli.ContainerList(ctx, client.ContainerListOptions{Filters: make(client.Filters).Add("label", label)})
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", label)})
 	if err != nil {
 		return Stack{}, fmt.Errorf("list containers: %w", err)
 	}

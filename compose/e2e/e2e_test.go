@@ -1,0 +1,142 @@
+//go:build e2e
+
+// Package e2e runs the whole stack as a user would: ./install.sh --demo
+// under a unique compose project, then a real MCP client from a container
+// on the clients network, isolation checks, a root-filesystem write attempt
+// and doctor. scripts/test.sh runs it when a Docker engine is present:
+//
+//	go test -tags e2e -count=1 ./compose/e2e/
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// repoRoot is where install.sh and compose.yaml live.
+var repoRoot, _ = filepath.Abs("../..")
+
+func TestStack(t *testing.T) {
+	if err := exec.Command("docker", "info").Run(); err != nil {
+		t.Skip("no Docker engine: ", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
+	defer cancel()
+	project := fmt.Sprintf("tge2e%d", time.Now().UnixNano()%1e9)
+	dir := t.TempDir()
+	secrets, envFile := filepath.Join(dir, "secrets"), filepath.Join(dir, "env")
+	compose := func(args ...string) []string {
+		return append([]string{"compose", "--env-file", envFile, "--project-name", project, "--project-directory", repoRoot}, args...)
+	}
+	// Teardown runs even when a step fails: containers, networks, volumes.
+	t.Cleanup(func() {
+		out, err := run(context.Background(), "docker", compose("--profile", "*", "down", "--volumes", "--remove-orphans", "--timeout", "5")...)
+		if err != nil {
+			t.Logf("teardown: %v\n%s", err, out)
+		}
+		left, _ := run(context.Background(), "docker", "ps", "-aq", "--filter", "label=com.docker.compose.project="+project)
+		nets, _ := run(context.Background(), "docker", "network", "ls", "-q", "--filter", "label=com.docker.compose.project="+project)
+		if strings.TrimSpace(left+nets) != "" {
+			t.Errorf("teardown left containers or networks behind: %q %q", left, nets)
+		}
+	})
+
+	out, err := run(ctx, filepath.Join(repoRoot, "install.sh"), "--demo", "--project", project, "--secrets", secrets, "--env-file", envFile)
+	if err != nil {
+		logs, _ := run(context.Background(), "docker", compose("logs", "--no-color", "--tail", "30")...)
+		t.Fatalf("install.sh --demo: %v\n%s\n--- logs\n%s", err, out, logs)
+	}
+	m := regexp.MustCompile(`(?m)^\s+(tg_[A-Za-z0-9_-]+)\s*$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("install.sh printed no client token:\n%s", out)
+	}
+	token := m[1]
+	if !strings.Contains(out, "http://gateway:8080/mcp") {
+		t.Errorf("install.sh did not print the MCP URL:\n%s", out)
+	}
+
+	// Every container but the gateway, by name and by address: none may
+	// be reachable from the clients network.
+	targets := []string{}
+	for svc, port := range map[string]string{"policy": "8181", "demo": "8000"} {
+		targets = append(targets, svc+":"+port)
+		ips, err := run(ctx, "docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", project+"-"+svc+"-1")
+		if err != nil {
+			t.Fatalf("inspect %s: %v %s", svc, err, ips)
+		}
+		for _, ip := range strings.Fields(ips) {
+			targets = append(targets, ip+":"+port)
+		}
+	}
+	t.Run("MCP client on the clients network", func(t *testing.T) {
+		out, err := run(ctx, "docker", "run", "--rm", "--network", project+"_clients",
+			"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "65532",
+			"toolgate/probe:local", "-url", "http://gateway:8080/mcp", "-token", token,
+			"-unreachable", strings.Join(targets, ","))
+		t.Logf("probe:\n%s", out)
+		if err != nil || !strings.Contains(out, "\nPASS") {
+			t.Fatalf("probe failed: %v", err)
+		}
+	})
+
+	t.Run("root filesystems are read-only", func(t *testing.T) {
+		f := filepath.Join(dir, "intruder")
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, svc := range []string{"gateway", "policy", "demo"} {
+			out, err := run(ctx, "docker", "cp", f, project+"-"+svc+"-1:/intruder")
+			if err == nil || !strings.Contains(out, "read-only") {
+				t.Errorf("%s: writing its root filesystem was not refused as read-only: %v %s", svc, err, out)
+			}
+		}
+	})
+
+	t.Run("doctor passes", func(t *testing.T) {
+		out, err := run(ctx, "go", "run", "./deploy/doctor", "-project", project)
+		t.Logf("doctor:\n%s", out)
+		if err != nil || !strings.Contains(out, " 0 failed") {
+			t.Fatalf("doctor failed on the demo stack: %v", err)
+		}
+	})
+
+	t.Run("doctor catches a container that breaks the rules", func(t *testing.T) {
+		// A container smuggled into the project: writable root, root user,
+		// all capabilities, on the clients network.
+		name := project + "-intruder"
+		out, err := run(ctx, "docker", "run", "-d", "--name", name, "--network", project+"_clients",
+			"--label", "com.docker.compose.project="+project, "--label", "com.docker.compose.service=intruder",
+			"--user", "0", "--entrypoint", "/app", "toolgate/probe:local", "-url", "http://127.0.0.1:1/mcp")
+		if err != nil {
+			t.Fatalf("start intruder: %v %s", err, out)
+		}
+		t.Cleanup(func() { _, _ = run(context.Background(), "docker", "rm", "-f", name) })
+		out, err = run(ctx, "go", "run", "./deploy/doctor", "-project", project)
+		for _, rule := range []string{"read-only root", "capabilities dropped", "no-new-privileges", "non-root user", "only the gateway on clients"} {
+			if !regexp.MustCompile(`intruder\s+` + rule + `\s+FAIL`).MatchString(out) {
+				t.Errorf("doctor did not flag %q:\n%s", rule, out)
+			}
+		}
+		if err == nil {
+			t.Fatalf("doctor exited 0 with an intruder:\n%s", out)
+		}
+	})
+}
+
+// run executes a command in the repo root and returns its combined output.
+func run(ctx context.Context, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = repoRoot
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	return buf.String(), err
+}
