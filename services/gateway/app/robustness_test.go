@@ -384,3 +384,18 @@ func TestUnavailableServiceLoggedOncePerOutage(t *testing.T) {
 		t.Fatalf("a second outage must warn again, got %d warnings", n)
 	}
 }
+
+// A stateless toolkit service refuses the listening GET by design; the
+// gateway must not log that as an error at every start.
+func TestStatelessServiceIsNoError(t *testing.T) {
+	h := newHarness(t)
+	c := h.client("openwebui", "", "/mcp")
+	if got, isErr := call(t, c, "demo_echo", map[string]any{"text": "x"}); isErr {
+		t.Fatalf("echo: %v", got)
+	}
+	for _, line := range strings.Split(h.logs.String(), "\n") {
+		if strings.Contains(line, `"level":"ERROR"`) {
+			t.Errorf("error logged for a healthy stateless service: %s", line)
+		}
+	}
+}

@@ -91,7 +91,7 @@ func (b *Backend) session(ctx context.Context) (*client.Client, error) {
 		transport.WithHTTPBasicClient(b.cfg.HTTPClient),
 		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + string(b.cfg.Token)}),
 		transport.WithContinuousListening(),
-		transport.WithLogger(b.log),
+		transport.WithLogger(slog.New(quietListening{b.log.Handler()})),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("service %s: %w", b.cfg.Name, err)
@@ -233,4 +233,27 @@ func (b *Backend) classify(ctx context.Context, err error) error {
 	default:
 		return toolerr.Wrap(toolerr.UpstreamUnavailable, err, "service %s is unreachable; its tools are unavailable until it is back", b.cfg.Name)
 	}
+}
+
+// quietListening lowers mcp-go's "server does not support listening" from
+// error to debug: toolkit services are stateless and answer the listening
+// GET with 405 by design, which is no fault to alarm an operator with.
+type quietListening struct{ slog.Handler }
+
+func (q quietListening) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "server does not support listening" || r.Message == "listening to server forever" {
+		if !q.Enabled(ctx, slog.LevelDebug) {
+			return nil
+		}
+		r = slog.NewRecord(r.Time, slog.LevelDebug, r.Message, r.PC)
+	}
+	return q.Handler.Handle(ctx, r)
+}
+
+func (q quietListening) WithAttrs(as []slog.Attr) slog.Handler {
+	return quietListening{q.Handler.WithAttrs(as)}
+}
+
+func (q quietListening) WithGroup(name string) slog.Handler {
+	return quietListening{q.Handler.WithGroup(name)}
 }
