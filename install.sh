@@ -118,6 +118,12 @@ fi
 
 if $down; then
 	say "== stopping project $project (secrets in $secrets_dir and the pins volume stay)"
+	# Containers of others (OpenWebUI) would keep the clients network alive.
+	for c in $(docker network inspect -f '{{range .Containers}}{{.Name}} {{end}}' "${project}_clients" 2>/dev/null); do
+		if [ "$(docker container inspect -f '{{index .Config.Labels "com.docker.compose.project"}}' "$c" 2>/dev/null)" != "$project" ]; then
+			run docker network disconnect "${project}_clients" "$c"
+		fi
+	done
 	run compose --profile '*' down --remove-orphans
 	exit 0
 fi

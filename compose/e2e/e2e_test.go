@@ -11,6 +11,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
@@ -49,7 +50,23 @@ func TestStack(t *testing.T) {
 		}
 	})
 
-	out, err := run(ctx, filepath.Join(repoRoot, "install.sh"), "--demo", "--project", project, "--secrets", secrets, "--env-file", envFile)
+	// A stand-in for the user's OpenWebUI container (created, not started:
+	// install.sh only connects it to the clients network).
+	owui := project + "-openwebui"
+	if out, err := run(ctx, "docker", "create", "--name", owui, "toolgate/probe:local"); err != nil {
+		if _, err := run(ctx, filepath.Join(repoRoot, "scripts/images.sh"), "probe"); err != nil {
+			t.Fatalf("build the probe image: %v", err)
+		}
+		if out, err = run(ctx, "docker", "create", "--name", owui, "toolgate/probe:local"); err != nil {
+			t.Fatalf("create the OpenWebUI stand-in: %v %s", err, out)
+		}
+	}
+	t.Cleanup(func() { _, _ = run(context.Background(), "docker", "rm", "-f", owui) })
+	install := func(args ...string) (string, error) {
+		return run(ctx, filepath.Join(repoRoot, "install.sh"), append([]string{"--demo", "--project", project, "--secrets", secrets, "--env-file", envFile, "--openwebui", owui}, args...)...)
+	}
+
+	out, err := install()
 	if err != nil {
 		logs, _ := run(context.Background(), "docker", compose("logs", "--no-color", "--tail", "30")...)
 		t.Fatalf("install.sh --demo: %v\n%s\n--- logs\n%s", err, out, logs)
@@ -61,6 +78,10 @@ func TestStack(t *testing.T) {
 	token := m[1]
 	if !strings.Contains(out, "http://gateway:8080/mcp") {
 		t.Errorf("install.sh did not print the MCP URL:\n%s", out)
+	}
+
+	if nets, _ := run(ctx, "docker", "inspect", "-f", "{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}", owui); !strings.Contains(nets, project+"_clients") {
+		t.Errorf("install.sh did not connect the OpenWebUI container to the clients network: %q", nets)
 	}
 
 	// Every container but the gateway, by name and by address: none may
@@ -84,6 +105,15 @@ func TestStack(t *testing.T) {
 		t.Logf("probe:\n%s", out)
 		if err != nil || !strings.Contains(out, "\nPASS") {
 			t.Fatalf("probe failed: %v", err)
+		}
+	})
+
+	t.Run("approvals CLI inside the gateway container", func(t *testing.T) {
+		// How an operator decides human-approval tickets: exec the gateway
+		// binary in its own container, against the admin API on loopback.
+		out, err := run(ctx, "docker", "exec", project+"-gateway-1", "/app", "approvals", "list")
+		if err != nil {
+			t.Fatalf("approvals list: %v\n%s", err, out)
 		}
 	})
 
@@ -129,6 +159,56 @@ func TestStack(t *testing.T) {
 			t.Fatalf("doctor exited 0 with an intruder:\n%s", out)
 		}
 	})
+
+	t.Run("install.sh again changes no secret", func(t *testing.T) {
+		before := snapshot(t, secrets)
+		out, err := install("--no-build")
+		if err != nil {
+			t.Fatalf("second install.sh: %v\n%s", err, out)
+		}
+		if strings.Contains(out, "first client token") || !strings.Contains(out, "already on") {
+			t.Errorf("second run printed a new token or reconnected OpenWebUI:\n%s", out)
+		}
+		if after := snapshot(t, secrets); after != before {
+			t.Errorf("a second run changed the secrets:\n%s\n--- became\n%s", before, after)
+		}
+	})
+
+	t.Run("install.sh --down stops the stack and keeps the secrets", func(t *testing.T) {
+		before := snapshot(t, secrets)
+		out, err := install("--down")
+		if err != nil {
+			t.Fatalf("install.sh --down: %v\n%s", err, out)
+		}
+		if left, _ := run(ctx, "docker", "ps", "-q", "--filter", "label=com.docker.compose.project="+project); strings.TrimSpace(left) != "" {
+			t.Errorf("containers still running after --down: %s", left)
+		}
+		if after := snapshot(t, secrets); after != before {
+			t.Error("--down changed the secrets")
+		}
+	})
+}
+
+// snapshot lists every file under dir with its content's length and a
+// hash, so two snapshots differ when any secret changed.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d %x\n", strings.TrimPrefix(p, dir), len(data), sha256.Sum256(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // run executes a command in the repo root and returns its combined output.
