@@ -1,0 +1,283 @@
+// Package fakeprowlarr is a fake Prowlarr (API v1) for tests and the demo
+// profile: it answers the routes the prowlarr_ tools use with the shapes
+// and status codes of Prowlarr's OpenAPI document, checks the API key as
+// Prowlarr does (X-Api-Key header or apikey query parameter, else 401),
+// and plants credentials in its data (indexer settings, download links
+// with its API key, tracker passkeys) so tests can prove none leaves.
+package fakeprowlarr
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Port is the port Prowlarr listens on by default.
+const Port = 9696
+
+// Credentials planted in the seeded data. No tool result may contain them.
+const (
+	IndexerAPIKey   = "geek-SECRET-apikey-0f3c9a7d"
+	IndexerUser     = "tl-SECRET-user-anna"
+	IndexerPassword = "tl-SECRET-password-8c1e"
+	IndexerCookie   = "cf_clearance=tl-SECRET-cookie-77aa"
+	IndexerPasskey  = "0123456789abcdefSECRETpasskey42"
+	IndexerRSSKey   = "ipt-SECRET-rsskey-5531"
+)
+
+// PlantedSecrets lists the credentials in the seeded data.
+func PlantedSecrets() []string {
+	return []string{IndexerAPIKey, IndexerUser, IndexerPassword, IndexerCookie, IndexerPasskey, IndexerRSSKey}
+}
+
+// Request is one request the fake received.
+type Request struct {
+	Method string
+	Path   string
+	Query  url.Values
+}
+
+// Server is a fake Prowlarr. It is safe for concurrent use.
+type Server struct {
+	key     string
+	base    string
+	mux     *http.ServeMux
+	mu      sync.Mutex
+	reqs    []Request
+	delay   time.Duration
+	block   chan struct{}
+	release []release
+}
+
+// New returns a fake Prowlarr seeded with plausible data that accepts
+// apiKey. publicURL is the address clients reach it at; Prowlarr writes it
+// into the download links it rewrites.
+func New(apiKey, publicURL string) *Server {
+	s := &Server{key: apiKey, base: strings.TrimRight(publicURL, "/"), mux: http.NewServeMux()}
+	s.release = seedReleases()
+	s.mux.HandleFunc("GET /api/v1/system/status", s.status)
+	s.mux.HandleFunc("GET /api/v1/indexer", s.indexers)
+	s.mux.HandleFunc("GET /api/v1/indexer/{id}", s.indexer)
+	s.mux.HandleFunc("GET /api/v1/indexerstatus", s.indexerStatus)
+	s.mux.HandleFunc("GET /api/v1/indexerstats", s.indexerStats)
+	s.mux.HandleFunc("GET /api/v1/health", s.health)
+	s.mux.HandleFunc("GET /api/v1/search", s.search)
+	return s
+}
+
+// NewDemo is the fake for the demo profile: seeded data, the given API
+// key, and searches that take two seconds like real indexers.
+func NewDemo(apiKey string) http.Handler {
+	s := New(apiKey, "http://fake-prowlarr:9696")
+	s.SetSearchDelay(2 * time.Second)
+	return s
+}
+
+// SetSearchDelay makes every search wait d (or until the client gives up).
+func (s *Server) SetSearchDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = d
+}
+
+// BlockSearches makes searches hang until the client gives up or release
+// is called, to test deadlines without timing assumptions.
+func (s *Server) BlockSearches() (release func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.block = ch
+	s.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
+}
+
+// Requests returns the requests received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.reqs)
+}
+
+// ServeHTTP checks the API key and routes the request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query()})
+	s.mu.Unlock()
+	key := r.Header.Get("X-Api-Key")
+	if key == "" {
+		key = r.URL.Query().Get("apikey")
+	}
+	if key != s.key {
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func notFound(w http.ResponseWriter) {
+	writeJSON(w, http.StatusNotFound, map[string]any{"message": "NotFound"})
+}
+
+var started = time.Date(2025, 11, 3, 8, 0, 0, 0, time.UTC)
+
+func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"appName": "Prowlarr", "instanceName": "Prowlarr", "version": "2.1.5.5216", "buildTime": "2025-10-01T00:00:00Z",
+		"isDebug": false, "isProduction": true, "isAdmin": false, "isUserInteractive": false,
+		"startupPath": "/app/prowlarr/bin", "appData": "/config", "osName": "ubuntu", "osVersion": "24.04",
+		"isNetCore": true, "isLinux": true, "isOsx": false, "isWindows": false, "isDocker": true,
+		"mode": "console", "branch": "master", "databaseType": "sqLite", "databaseVersion": "3.45.1",
+		"authentication": "forms", "migrationVersion": 42, "urlBase": "", "runtimeVersion": "8.0.11",
+		"runtimeName": ".NET", "startTime": started.Format(time.RFC3339),
+	})
+}
+
+func field(order int, name, label, typ, privacy string, value any) map[string]any {
+	return map[string]any{
+		"order": order, "name": name, "label": label, "value": value, "type": typ, "advanced": false,
+		"privacy": privacy, "isFloat": false,
+	}
+}
+
+func category(id int, name string) map[string]any {
+	return map[string]any{"id": id, "name": name, "subCategories": []any{}}
+}
+
+func (s *Server) indexerList() []map[string]any {
+	disabledTill := started.Add(90 * 24 * time.Hour).Format(time.RFC3339)
+	mk := func(id int, name, impl, def, protocol, privacy string, enable bool, prio int, fields []map[string]any, urls []string, status map[string]any) map[string]any {
+		return map[string]any{
+			"id": id, "name": name, "fields": fields, "implementationName": impl, "implementation": impl,
+			"configContract": impl + "Settings", "infoLink": "https://wiki.servarr.com/prowlarr/supported-indexers",
+			"tags": []int{}, "indexerUrls": urls, "legacyUrls": []string{}, "definitionName": def,
+			"description": name + " indexer", "language": "en-US", "encoding": "UTF-8",
+			"enable": enable, "redirect": false, "supportsRss": true, "supportsSearch": true,
+			"supportsRedirect": false, "supportsPagination": false, "appProfileId": 1,
+			"protocol": protocol, "privacy": privacy, "priority": prio, "downloadClientId": 0,
+			"added": started.Add(-400 * 24 * time.Hour).Format(time.RFC3339), "status": status, "sortName": strings.ToLower(name),
+			"capabilities": map[string]any{
+				"id": 0, "limitsMax": 100, "limitsDefault": 100, "supportsRawSearch": false,
+				"categories":   []any{category(2000, "Movies"), category(5000, "TV")},
+				"searchParams": []string{"q"}, "tvSearchParams": []string{"q", "season", "ep"}, "movieSearchParams": []string{"q", "imdbId"},
+			},
+		}
+	}
+	return []map[string]any{
+		mk(1, "NZBgeek", "Newznab", "nzbgeek", "usenet", "private", true, 25, []map[string]any{
+			field(0, "baseUrl", "URL", "textbox", "normal", "https://api.nzbgeek.info"),
+			field(1, "apiPath", "API Path", "textbox", "normal", "/api"),
+			field(2, "apiKey", "API Key", "textbox", "apiKey", IndexerAPIKey),
+			field(3, "vipExpiration", "VIP Expiration", "textbox", "normal", ""),
+			field(4, "baseSettings.limitsUnit", "Limits Unit", "select", "normal", 0),
+		}, []string{"https://api.nzbgeek.info/"}, nil),
+		mk(2, "TorrentLeech", "Cardigann", "torrentleech", "torrent", "private", true, 20, []map[string]any{
+			field(0, "definitionFile", "", "hidden", "normal", "torrentleech"),
+			field(1, "baseUrl", "Base Url", "select", "normal", "https://www.torrentleech.org/"),
+			field(2, "username", "Username", "textbox", "userName", IndexerUser),
+			field(3, "password", "Password", "password", "password", IndexerPassword),
+			field(4, "cookie", "Cookie", "textbox", "normal", IndexerCookie),
+			field(5, "info_tpp", "About", "info", "normal", "Help text"),
+			field(6, "freeleech", "Search freeleech only", "checkbox", "normal", false),
+		}, []string{"https://www.torrentleech.org/"}, map[string]any{
+			"id": 7, "indexerId": 2, "disabledTill": disabledTill,
+			"mostRecentFailure": started.Add(-2 * time.Hour).Format(time.RFC3339),
+			"initialFailure":    started.Add(-26 * time.Hour).Format(time.RFC3339),
+		}),
+		mk(3, "1337x", "Cardigann", "1337x", "torrent", "public", true, 30, []map[string]any{
+			field(0, "definitionFile", "", "hidden", "normal", "1337x"),
+			field(1, "baseUrl", "Base Url", "select", "normal", "https://1337x.to/"),
+			field(2, "sort", "Sort requested from site", "select", "normal", 2),
+		}, []string{"https://1337x.to/"}, nil),
+		mk(4, "IPTorrents", "Cardigann", "iptorrents", "torrent", "private", false, 25, []map[string]any{
+			field(0, "baseUrl", "Base Url", "select", "normal", "https://iptorrents.com/"),
+			field(1, "rssKey", "RSS key", "textbox", "normal", IndexerRSSKey),
+			field(2, "feedUrl", "Feed", "textbox", "normal", "https://iptorrents.com/t.rss?u=1&tp="+IndexerRSSKey),
+		}, []string{"https://iptorrents.com/"}, nil),
+	}
+}
+
+func (s *Server) indexers(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.indexerList())
+}
+
+func (s *Server) indexer(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.Atoi(r.PathValue("id"))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "id must be an integer"})
+		return
+	}
+	for _, ix := range s.indexerList() {
+		if ix["id"] == id {
+			writeJSON(w, http.StatusOK, ix)
+			return
+		}
+	}
+	notFound(w)
+}
+
+func (s *Server) indexerStatus(w http.ResponseWriter, _ *http.Request) {
+	var out []any
+	for _, ix := range s.indexerList() {
+		if st, ok := ix["status"].(map[string]any); ok && st != nil {
+			out = append(out, st)
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) indexerStats(w http.ResponseWriter, r *http.Request) {
+	for _, p := range []string{"startDate", "endDate"} {
+		if v := r.URL.Query().Get(p); v != "" {
+			if _, err := time.Parse(time.RFC3339, v); err != nil {
+				writeJSON(w, http.StatusBadRequest, map[string]any{"message": p + " is not a date"})
+				return
+			}
+		}
+	}
+	want := map[int]bool{}
+	if v := r.URL.Query().Get("indexers"); v != "" {
+		for _, p := range strings.Split(v, ",") {
+			id, _ := strconv.Atoi(p)
+			want[id] = true
+		}
+	}
+	var lines []any
+	for i, ix := range s.indexerList() {
+		id := ix["id"].(int)
+		if len(want) > 0 && !want[id] {
+			continue
+		}
+		lines = append(lines, map[string]any{
+			"indexerId": id, "indexerName": ix["name"], "averageResponseTime": 300 + 100*i, "averageGrabResponseTime": 500,
+			"numberOfQueries": 120 * (i + 1), "numberOfGrabs": 7 * (i + 1), "numberOfRssQueries": 400, "numberOfAuthQueries": 3,
+			"numberOfFailedQueries": i, "numberOfFailedGrabs": 0, "numberOfFailedRssQueries": 1, "numberOfFailedAuthQueries": 0,
+		})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id":       0,
+		"indexers": lines,
+		"userAgents": []any{
+			map[string]any{"userAgent": "Sonarr/4.0.15", "numberOfQueries": 320, "numberOfGrabs": 12},
+			map[string]any{"userAgent": "Radarr/5.26.2", "numberOfQueries": 160, "numberOfGrabs": 9},
+		},
+		"hosts": []any{map[string]any{"host": "sonarr", "numberOfQueries": 320, "numberOfGrabs": 12}},
+	})
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, []any{
+		map[string]any{"id": 0, "source": "IndexerStatusCheck", "type": "warning",
+			"message": "Indexers unavailable due to failures: TorrentLeech", "wikiUrl": "https://wiki.servarr.com/prowlarr/system#indexers-are-unavailable-due-to-failures"},
+	})
+}

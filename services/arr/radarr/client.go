@@ -1,0 +1,247 @@
+// Package radarr is a small typed client for Radarr's v3 API, built on the
+// shared *arr base client, and the radarr_ tools: reads of the library,
+// wanted list, calendar, queue, history and health, an interactive release
+// search with its own deadline, and two previewed writes (a MoviesSearch
+// for exact movies, the grab of one exact release).
+package radarr
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/upstream"
+	"github.com/toolgate/toolgate/services/arr/arrapi"
+)
+
+// APIRoot is Radarr's versioned API path.
+const APIRoot = "/api/v3"
+
+// Client is the typed Radarr API. It is safe for concurrent use.
+type Client struct {
+	api *arrapi.Client
+}
+
+// New wraps a base client configured for Radarr; nil gives nil (Radarr
+// not configured).
+func New(api *arrapi.Client) *Client {
+	if api == nil {
+		return nil
+	}
+	return &Client{api: api}
+}
+
+// MovieFile is the part of MovieFileResource the tools show.
+type MovieFile struct {
+	ID           int               `json:"id"`
+	MovieID      int               `json:"movieId"`
+	RelativePath string            `json:"relativePath"`
+	Size         int64             `json:"size"`
+	DateAdded    *time.Time        `json:"dateAdded"`
+	ReleaseGroup string            `json:"releaseGroup"`
+	Edition      string            `json:"edition"`
+	Languages    []arrapi.Language `json:"languages"`
+	Quality      arrapi.Quality    `json:"quality"`
+	CutoffNotMet bool              `json:"qualityCutoffNotMet"`
+}
+
+// Movie is the part of MovieResource the tools use.
+type Movie struct {
+	ID              int    `json:"id"`
+	Title           string `json:"title"`
+	OriginalTitle   string `json:"originalTitle"`
+	AlternateTitles []struct {
+		Title string `json:"title"`
+	} `json:"alternateTitles"`
+	Year                int        `json:"year"`
+	Status              string     `json:"status"`
+	Overview            string     `json:"overview"`
+	InCinemas           *time.Time `json:"inCinemas"`
+	PhysicalRelease     *time.Time `json:"physicalRelease"`
+	DigitalRelease      *time.Time `json:"digitalRelease"`
+	Studio              string     `json:"studio"`
+	Path                string     `json:"path"`
+	QualityProfileID    int        `json:"qualityProfileId"`
+	HasFile             *bool      `json:"hasFile"`
+	MovieFileID         int        `json:"movieFileId"`
+	Monitored           bool       `json:"monitored"`
+	MinimumAvailability string     `json:"minimumAvailability"`
+	IsAvailable         bool       `json:"isAvailable"`
+	Runtime             int        `json:"runtime"`
+	IMDbID              string     `json:"imdbId"`
+	TMDbID              int        `json:"tmdbId"`
+	Certification       string     `json:"certification"`
+	Genres              []string   `json:"genres"`
+	Tags                []int      `json:"tags"`
+	Added               *time.Time `json:"added"`
+	SizeOnDisk          *int64     `json:"sizeOnDisk"`
+	MovieFile           *MovieFile `json:"movieFile"`
+	LastSearchTime      *time.Time `json:"lastSearchTime"`
+}
+
+// Downloaded reports whether Radarr has a file for the movie.
+func (m Movie) Downloaded() bool {
+	if m.HasFile != nil {
+		return *m.HasFile
+	}
+	return m.MovieFile != nil || m.MovieFileID > 0
+}
+
+// Release is the part of ReleaseResource the tools use. DownloadURL and
+// MagnetURL are not declared: they carry indexer or Prowlarr keys and must
+// never be decoded into anything a tool could return.
+type Release struct {
+	GUID                string            `json:"guid"`
+	Quality             arrapi.Quality    `json:"quality"`
+	CustomFormatScore   int               `json:"customFormatScore"`
+	Age                 int               `json:"age"`
+	Size                int64             `json:"size"`
+	IndexerID           int               `json:"indexerId"`
+	Indexer             string            `json:"indexer"`
+	ReleaseGroup        string            `json:"releaseGroup"`
+	Title               string            `json:"title"`
+	Languages           []arrapi.Language `json:"languages"`
+	Approved            bool              `json:"approved"`
+	TemporarilyRejected bool              `json:"temporarilyRejected"`
+	Rejected            bool              `json:"rejected"`
+	Rejections          []string          `json:"rejections"`
+	PublishDate         *time.Time        `json:"publishDate"`
+	DownloadAllowed     bool              `json:"downloadAllowed"`
+	Edition             string            `json:"edition"`
+	Seeders             *int              `json:"seeders"`
+	Leechers            *int              `json:"leechers"`
+	Protocol            string            `json:"protocol"`
+	MovieID             *int              `json:"movieId"`
+	MappedMovieID       *int              `json:"mappedMovieId"`
+}
+
+// QueueItem is the part of QueueResource the tools show.
+type QueueItem struct {
+	ID                      int                    `json:"id"`
+	MovieID                 *int                   `json:"movieId"`
+	Movie                   *Movie                 `json:"movie"`
+	Quality                 arrapi.Quality         `json:"quality"`
+	Size                    float64                `json:"size"`
+	SizeLeft                float64                `json:"sizeleft"`
+	Title                   string                 `json:"title"`
+	EstimatedCompletionTime *time.Time             `json:"estimatedCompletionTime"`
+	Added                   *time.Time             `json:"added"`
+	Status                  string                 `json:"status"`
+	TrackedDownloadStatus   string                 `json:"trackedDownloadStatus"`
+	TrackedDownloadState    string                 `json:"trackedDownloadState"`
+	StatusMessages          []arrapi.StatusMessage `json:"statusMessages"`
+	ErrorMessage            string                 `json:"errorMessage"`
+	Protocol                string                 `json:"protocol"`
+	DownloadClient          string                 `json:"downloadClient"`
+	Indexer                 string                 `json:"indexer"`
+}
+
+// HistoryItem is the part of HistoryResource the tools show.
+type HistoryItem struct {
+	ID          int               `json:"id"`
+	MovieID     int               `json:"movieId"`
+	SourceTitle string            `json:"sourceTitle"`
+	Quality     arrapi.Quality    `json:"quality"`
+	Date        *time.Time        `json:"date"`
+	EventType   string            `json:"eventType"`
+	Data        map[string]string `json:"data"`
+	Movie       *Movie            `json:"movie"`
+}
+
+func idPath(parts ...string) (string, error) { return upstream.Path(parts...) }
+
+// Movies lists the library (GET /movie).
+func (c *Client) Movies(ctx context.Context) ([]Movie, error) {
+	var out []Movie
+	return out, c.api.Get(ctx, "/movie", nil, &out)
+}
+
+// Lookup searches TMDb through Radarr (GET /movie/lookup?term=).
+func (c *Client) Lookup(ctx context.Context, term string) ([]Movie, error) {
+	var out []Movie
+	return out, c.api.Get(ctx, "/movie/lookup", url.Values{"term": {term}}, &out)
+}
+
+// Movie reads one library movie; an unknown id is toolerr.NotFound.
+func (c *Client) Movie(ctx context.Context, id int) (Movie, error) {
+	var m Movie
+	p, err := idPath("movie", strconv.Itoa(id))
+	if err != nil {
+		return m, err
+	}
+	if err := c.api.Get(ctx, p, nil, &m); err != nil {
+		if toolerr.CodeOf(err) == toolerr.NotFound {
+			return m, toolerr.Wrap(toolerr.NotFound, err, "Radarr has no movie %d; find ids with radarr_movie_list", id)
+		}
+		return m, err
+	}
+	return m, nil
+}
+
+// Missing reads wanted/missing, one page.
+func (c *Client) Missing(ctx context.Context, page, pageSize int, monitored bool) (arrapi.Page[Movie], error) {
+	q := arrapi.PageQuery(page, pageSize, "", "")
+	q.Set("monitored", strconv.FormatBool(monitored))
+	var out arrapi.Page[Movie]
+	return out, c.api.Get(ctx, "/wanted/missing", q, &out)
+}
+
+// Calendar lists movies with a cinema, digital or physical release in
+// [start, end].
+func (c *Client) Calendar(ctx context.Context, start, end time.Time, unmonitored bool) ([]Movie, error) {
+	q := url.Values{}
+	q.Set("start", start.UTC().Format(time.RFC3339))
+	q.Set("end", end.UTC().Format(time.RFC3339))
+	q.Set("unmonitored", strconv.FormatBool(unmonitored))
+	var out []Movie
+	return out, c.api.Get(ctx, "/calendar", q, &out)
+}
+
+// Queue reads one page of the download queue, movies included.
+func (c *Client) Queue(ctx context.Context, page, pageSize int) (arrapi.Page[QueueItem], error) {
+	q := arrapi.PageQuery(page, pageSize, "", "")
+	q.Set("includeMovie", "true")
+	var out arrapi.Page[QueueItem]
+	return out, c.api.Get(ctx, "/queue", q, &out)
+}
+
+// History reads one page of history, newest first, optionally for one
+// movie.
+func (c *Client) History(ctx context.Context, page, pageSize, movieID int) (arrapi.Page[HistoryItem], error) {
+	q := arrapi.PageQuery(page, pageSize, "date", "descending")
+	q.Set("includeMovie", "true")
+	if movieID > 0 {
+		q.Set("movieIds", strconv.Itoa(movieID))
+	}
+	var out arrapi.Page[HistoryItem]
+	return out, c.api.Get(ctx, "/history", q, &out)
+}
+
+// Releases runs an interactive search for one movie on every indexer
+// (GET /release?movieId=) under the search deadline, never retried.
+func (c *Client) Releases(ctx context.Context, movieID int) ([]Release, error) {
+	var out []Release
+	err := c.api.GetSlow(ctx, "/release", url.Values{"movieId": {strconv.Itoa(movieID)}}, &out)
+	return out, err
+}
+
+// Grab asks Radarr to send the cached release guid from indexerID to its
+// download client (POST /release).
+func (c *Client) Grab(ctx context.Context, guid string, indexerID int) error {
+	body := struct {
+		GUID      string `json:"guid"`
+		IndexerID int    `json:"indexerId"`
+	}{guid, indexerID}
+	return c.api.Post(ctx, "/release", body, nil)
+}
+
+// MoviesSearch starts one MoviesSearch command for exactly ids.
+func (c *Client) MoviesSearch(ctx context.Context, ids []int) (arrapi.Command, error) {
+	body := struct {
+		Name     string `json:"name"`
+		MovieIDs []int  `json:"movieIds"`
+	}{"MoviesSearch", ids}
+	return c.api.StartCommand(ctx, body)
+}

@@ -1,0 +1,583 @@
+package radarr
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/services/arr/arrapi"
+)
+
+// searchSlack is added to the upstream search deadline for the deadline of
+// tools that search indexers, so Radarr's timeout is what gets reported.
+const searchSlack = 10 * time.Second
+
+var readOnly = toolkit.Annotations{ReadOnly: true, Idempotent: true}
+
+// Tools returns the radarr_ tools, none for a nil Client (Radarr not
+// configured). The write tools are only served when ARR_ALLOW_WRITES=true
+// (the toolkit drops them otherwise).
+func Tools(c *Client) []toolkit.Tool {
+	return NewTools(c, time.Now)
+}
+
+// NewTools is Tools with the clock the calendar's default window uses.
+func NewTools(c *Client, now func() time.Time) []toolkit.Tool {
+	if c == nil {
+		return nil
+	}
+	t := &tools{c: c, now: now}
+	slow := c.api.SearchTimeout() + searchSlack
+	return []toolkit.Tool{
+		read("radarr_movie_list", "Radarr movies",
+			"List the movies in Radarr's library (id, title, year, monitored, has_file, quality), optionally only those whose title contains search. Use the ids with the other radarr_ tools. Cheap.",
+			`"search":{"type":"string","minLength":1,"maxLength":200,"description":"Case-insensitive part of the title."},"limit":{"type":"integer","minimum":1,"maximum":500,"description":"Most movies to return (default 50)."},"offset":{"type":"integer","minimum":0,"description":"Movies to skip (default 0)."}`,
+			nil, t.movieList),
+		read("radarr_movie_lookup", "Look up a movie",
+			"Look a movie up by title on TMDb through Radarr, e.g. to check whether it exists or is already in the library (in_library, library_id). Adds nothing. Needs Radarr's metadata service; a few seconds.",
+			`"term":{"type":"string","minLength":1,"maxLength":200,"description":"Title, or tmdb:<id> / imdb:<tt…>."}`,
+			[]string{"term"}, t.movieLookup),
+		read("radarr_movie_get", "One Radarr movie",
+			"Show one library movie: status, release dates, monitored, availability and the existing movie file (quality, size, languages). Cheap.",
+			`"movie_id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Movie id from radarr_movie_list."}`,
+			[]string{"movie_id"}, t.movieGet),
+		read("radarr_wanted_missing", "Missing movies",
+			"List movies Radarr wants but has no file for, paged, with total_records. Cheap.",
+			pageProps+`,"monitored":{"type":"boolean","description":"Monitored movies (default true) or unmonitored ones."}`,
+			nil, t.missing),
+		read("radarr_calendar", "Radarr calendar",
+			"List movies with a cinema, digital or physical release between start and end (default: today and the next 30 days). Cheap.",
+			`"start":{"type":"string","format":"date","description":"First day (YYYY-MM-DD)."},"end":{"type":"string","format":"date","description":"Last day (YYYY-MM-DD)."},"unmonitored":{"type":"boolean","description":"Include unmonitored movies (default false)."}`,
+			nil, t.calendar),
+		read("radarr_queue", "Radarr download queue",
+			"Show Radarr's download queue, paged: movie, release, progress, status and the status messages that explain stuck or failed imports. Cheap.",
+			pageProps, nil, t.queue),
+		read("radarr_history", "Radarr history",
+			"Show Radarr's history newest first, paged: grabs, imports, failures, deletions, renames; optionally for one movie. Cheap.",
+			pageProps+`,"movie_id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Only this movie."}`,
+			nil, t.history),
+		read("radarr_health", "Radarr health",
+			"List Radarr's current health warnings and errors (indexers, download clients, root folders, updates). Cheap.",
+			"", nil, t.health),
+		read("radarr_disk_space", "Radarr disk space",
+			"Show free and total space of the disks Radarr uses. Cheap.",
+			"", nil, t.diskSpace),
+		read("radarr_command_status", "Radarr command status",
+			"Show the state of a Radarr command, e.g. the MoviesSearch radarr_movie_search started (queued, started, completed, failed). Cheap.",
+			`"command_id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Command id returned by a write."}`,
+			[]string{"command_id"}, t.commandStatus),
+		{
+			Name:  "radarr_release_search",
+			Title: "Search releases for a movie",
+			Description: fmt.Sprintf("Interactive search: Radarr asks all its indexers now for releases of one movie and returns each with guid, indexer_id, title, size, quality, approved, rejections and download_allowed, Radarr's preferred first. "+
+				"Slow and loads the indexers: it has its own deadline of %s; do not repeat it needlessly. Nothing is downloaded; pass guid and indexer_id to radarr_release_grab.", slow),
+			Schema:      object(`"movie_id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Movie id from radarr_movie_list."},"limit":{"type":"integer","minimum":1,"maximum":100,"description":"Most releases to return (default 25)."}`, []string{"movie_id"}),
+			Annotations: toolkit.Annotations{ReadOnly: true, OpenWorld: true},
+			Timeout:     slow,
+			Read:        t.releaseSearch,
+		},
+		t.movieSearchTool(),
+		t.releaseGrabTool(slow),
+	}
+}
+
+type tools struct {
+	c   *Client
+	now func() time.Time
+}
+
+const pageProps = `"page":{"type":"integer","minimum":1,"maximum":100000,"description":"Page number (default 1)."},"page_size":{"type":"integer","minimum":1,"maximum":100,"description":"Items per page (default 20)."}`
+
+func object(props string, required []string) json.RawMessage {
+	s := `{"type":"object","properties":{` + props + `}`
+	if len(required) > 0 {
+		r, _ := json.Marshal(required)
+		s += `,"required":` + string(r)
+	}
+	return json.RawMessage(s + `,"additionalProperties":false}`)
+}
+
+func read(name, title, desc, props string, required []string, fn toolkit.ReadFunc) toolkit.Tool {
+	return toolkit.Tool{Name: name, Title: title, Description: desc, Schema: object(props, required), Annotations: readOnly, Read: fn}
+}
+
+type page struct {
+	Page     int `json:"page"`
+	PageSize int `json:"page_size"`
+}
+
+func (p *page) defaults() {
+	if p.Page == 0 {
+		p.Page = 1
+	}
+	if p.PageSize == 0 {
+		p.PageSize = 20
+	}
+}
+
+// movieOut is a movie in lists.
+type movieOut struct {
+	ID          int    `json:"id,omitempty"`
+	Title       string `json:"title"`
+	Year        int    `json:"year,omitempty"`
+	Status      string `json:"status,omitempty"`
+	Monitored   bool   `json:"monitored"`
+	HasFile     bool   `json:"has_file"`
+	IsAvailable bool   `json:"is_available"`
+	Quality     string `json:"quality,omitempty"`
+	SizeOnDisk  int64  `json:"size_on_disk,omitempty"`
+	TMDbID      int    `json:"tmdb_id,omitempty"`
+	IMDbID      string `json:"imdb_id,omitempty"`
+}
+
+func compact(m Movie) movieOut {
+	o := movieOut{
+		ID: m.ID, Title: m.Title, Year: m.Year, Status: m.Status, Monitored: m.Monitored, HasFile: m.Downloaded(),
+		IsAvailable: m.IsAvailable, TMDbID: m.TMDbID, IMDbID: m.IMDbID,
+	}
+	if m.MovieFile != nil {
+		o.Quality = m.MovieFile.Quality.Name()
+	}
+	if m.SizeOnDisk != nil {
+		o.SizeOnDisk = *m.SizeOnDisk
+	}
+	return o
+}
+
+func matches(m Movie, term string) bool {
+	if strings.Contains(strings.ToLower(m.Title), term) || strings.Contains(strings.ToLower(m.OriginalTitle), term) {
+		return true
+	}
+	for _, a := range m.AlternateTitles {
+		if strings.Contains(strings.ToLower(a.Title), term) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *tools) movieList(ctx context.Context, a toolkit.Args) (any, error) {
+	in := struct {
+		Search string `json:"search"`
+		Limit  int    `json:"limit"`
+		Offset int    `json:"offset"`
+	}{Limit: 50}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	all, err := t.c.Movies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	term := strings.ToLower(strings.TrimSpace(in.Search))
+	var hit []Movie
+	for _, m := range all {
+		if term == "" || matches(m, term) {
+			hit = append(hit, m)
+		}
+	}
+	sort.SliceStable(hit, func(i, j int) bool { return strings.ToLower(hit[i].Title) < strings.ToLower(hit[j].Title) })
+	out := []movieOut{}
+	for i := in.Offset; i < len(hit) && len(out) < in.Limit; i++ {
+		out = append(out, compact(hit[i]))
+	}
+	return map[string]any{"library_size": len(all), "matched": len(hit), "offset": in.Offset, "returned": len(out), "movies": out}, nil
+}
+
+func (t *tools) movieLookup(ctx context.Context, a toolkit.Args) (any, error) {
+	var in struct {
+		Term string `json:"term"`
+	}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	ms, err := t.c.Lookup(ctx, in.Term)
+	if err != nil {
+		return nil, err
+	}
+	type hit struct {
+		Title     string `json:"title"`
+		Year      int    `json:"year,omitempty"`
+		TMDbID    int    `json:"tmdb_id,omitempty"`
+		IMDbID    string `json:"imdb_id,omitempty"`
+		Status    string `json:"status,omitempty"`
+		InLibrary bool   `json:"in_library"`
+		LibraryID int    `json:"library_id,omitempty"`
+		Overview  string `json:"overview,omitempty"`
+	}
+	out := []hit{}
+	for i, m := range ms {
+		if i == 20 {
+			break
+		}
+		out = append(out, hit{Title: m.Title, Year: m.Year, TMDbID: m.TMDbID, IMDbID: m.IMDbID, Status: m.Status,
+			InLibrary: m.ID > 0, LibraryID: m.ID, Overview: clip(m.Overview, 300)})
+	}
+	return map[string]any{"term": in.Term, "returned": len(out), "total": len(ms), "movies": out}, nil
+}
+
+type fileOut struct {
+	ID           int        `json:"id"`
+	RelativePath string     `json:"relative_path"`
+	Quality      string     `json:"quality"`
+	SizeBytes    int64      `json:"size_bytes"`
+	Size         string     `json:"size"`
+	Languages    []string   `json:"languages,omitempty"`
+	ReleaseGroup string     `json:"release_group,omitempty"`
+	Edition      string     `json:"edition,omitempty"`
+	DateAdded    *time.Time `json:"date_added,omitempty"`
+	CutoffNotMet bool       `json:"quality_cutoff_not_met"`
+}
+
+func fileOf(f *MovieFile) *fileOut {
+	if f == nil {
+		return nil
+	}
+	return &fileOut{ID: f.ID, RelativePath: f.RelativePath, Quality: f.Quality.Name(), SizeBytes: f.Size, Size: humanSize(f.Size),
+		Languages: languages(f.Languages), ReleaseGroup: f.ReleaseGroup, Edition: f.Edition, DateAdded: f.DateAdded, CutoffNotMet: f.CutoffNotMet}
+}
+
+func (t *tools) movieGet(ctx context.Context, a toolkit.Args) (any, error) {
+	var in struct {
+		MovieID int `json:"movie_id"`
+	}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	m, err := t.c.Movie(ctx, in.MovieID)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"movie": compact(m), "original_title": m.OriginalTitle, "overview": clip(m.Overview, 600), "studio": m.Studio,
+		"runtime_min": m.Runtime, "genres": m.Genres, "certification": m.Certification,
+		"in_cinemas": m.InCinemas, "digital_release": m.DigitalRelease, "physical_release": m.PhysicalRelease,
+		"minimum_availability": m.MinimumAvailability, "quality_profile_id": m.QualityProfileID, "path": m.Path,
+		"added": m.Added, "last_search": m.LastSearchTime, "movie_file": fileOf(m.MovieFile),
+	}, nil
+}
+
+func (t *tools) missing(ctx context.Context, a toolkit.Args) (any, error) {
+	in := struct {
+		page
+		Monitored *bool `json:"monitored"`
+	}{}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	in.defaults()
+	monitored := in.Monitored == nil || *in.Monitored
+	p, err := t.c.Missing(ctx, in.Page, in.PageSize, monitored)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]movieOut, 0, len(p.Records))
+	for _, m := range p.Records {
+		out = append(out, compact(m))
+	}
+	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "movies": out}, nil
+}
+
+func (t *tools) calendar(ctx context.Context, a toolkit.Args) (any, error) {
+	var in struct {
+		Start       string `json:"start"`
+		End         string `json:"end"`
+		Unmonitored bool   `json:"unmonitored"`
+	}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	now := t.now().UTC()
+	start := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	if in.Start != "" {
+		d, err := time.Parse(time.DateOnly, in.Start)
+		if err != nil {
+			return nil, toolerr.New(toolerr.InvalidArgument, "start must be a date YYYY-MM-DD")
+		}
+		start = d
+	}
+	end := start.AddDate(0, 0, 30)
+	if in.End != "" {
+		d, err := time.Parse(time.DateOnly, in.End)
+		if err != nil {
+			return nil, toolerr.New(toolerr.InvalidArgument, "end must be a date YYYY-MM-DD")
+		}
+		end = d
+	}
+	if end.Before(start) {
+		return nil, toolerr.New(toolerr.InvalidArgument, "end must not be before start")
+	}
+	if end.Sub(start) > 366*24*time.Hour {
+		return nil, toolerr.New(toolerr.InvalidArgument, "the window may span at most one year")
+	}
+	// end is a whole day: include it.
+	ms, err := t.c.Calendar(ctx, start, end.Add(24*time.Hour-time.Second), in.Unmonitored)
+	if err != nil {
+		return nil, err
+	}
+	type entry struct {
+		movieOut
+		InCinemas       *time.Time `json:"in_cinemas,omitempty"`
+		DigitalRelease  *time.Time `json:"digital_release,omitempty"`
+		PhysicalRelease *time.Time `json:"physical_release,omitempty"`
+	}
+	out := make([]entry, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, entry{movieOut: compact(m), InCinemas: m.InCinemas, DigitalRelease: m.DigitalRelease, PhysicalRelease: m.PhysicalRelease})
+	}
+	return map[string]any{"start": start.Format(time.DateOnly), "end": end.Format(time.DateOnly), "count": len(out), "movies": out}, nil
+}
+
+func (t *tools) queue(ctx context.Context, a toolkit.Args) (any, error) {
+	var in page
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	in.defaults()
+	p, err := t.c.Queue(ctx, in.Page, in.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	type item struct {
+		ID             int                    `json:"id"`
+		MovieID        int                    `json:"movie_id,omitempty"`
+		Movie          string                 `json:"movie,omitempty"`
+		Title          string                 `json:"title"`
+		Quality        string                 `json:"quality,omitempty"`
+		Size           string                 `json:"size"`
+		Progress       string                 `json:"progress"`
+		Status         string                 `json:"status"`
+		TrackedStatus  string                 `json:"tracked_status,omitempty"`
+		TrackedState   string                 `json:"tracked_state,omitempty"`
+		StatusMessages []arrapi.StatusMessage `json:"status_messages,omitempty"`
+		ErrorMessage   string                 `json:"error_message,omitempty"`
+		EstimatedDone  *time.Time             `json:"estimated_completion,omitempty"`
+		Protocol       string                 `json:"protocol,omitempty"`
+		DownloadClient string                 `json:"download_client,omitempty"`
+		Indexer        string                 `json:"indexer,omitempty"`
+	}
+	out := make([]item, 0, len(p.Records))
+	for _, q := range p.Records {
+		it := item{ID: q.ID, Title: q.Title, Quality: q.Quality.Name(), Size: humanSize(int64(q.Size)), Status: q.Status,
+			TrackedStatus: q.TrackedDownloadStatus, TrackedState: q.TrackedDownloadState, StatusMessages: q.StatusMessages,
+			ErrorMessage: q.ErrorMessage, EstimatedDone: q.EstimatedCompletionTime, Protocol: q.Protocol,
+			DownloadClient: q.DownloadClient, Indexer: q.Indexer, Progress: "0%"}
+		if q.MovieID != nil {
+			it.MovieID = *q.MovieID
+		}
+		if q.Movie != nil {
+			it.Movie = q.Movie.Title
+		}
+		if q.Size > 0 {
+			it.Progress = fmt.Sprintf("%.0f%%", 100*(q.Size-q.SizeLeft)/q.Size)
+		}
+		out = append(out, it)
+	}
+	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "items": out}, nil
+}
+
+// historyData are the members of a history record's free-form data that
+// are shown: the rest includes downloadUrl (with Prowlarr's or an
+// indexer's key), guids and paths.
+var historyData = []string{"indexer", "releaseGroup", "downloadClient", "downloadClientName", "message", "reason", "size", "protocol", "customFormatScore"}
+
+func (t *tools) history(ctx context.Context, a toolkit.Args) (any, error) {
+	in := struct {
+		page
+		MovieID int `json:"movie_id"`
+	}{}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	in.defaults()
+	p, err := t.c.History(ctx, in.Page, in.PageSize, in.MovieID)
+	if err != nil {
+		return nil, err
+	}
+	type item struct {
+		ID          int               `json:"id"`
+		Date        *time.Time        `json:"date"`
+		Event       string            `json:"event"`
+		MovieID     int               `json:"movie_id"`
+		Movie       string            `json:"movie,omitempty"`
+		SourceTitle string            `json:"source_title"`
+		Quality     string            `json:"quality,omitempty"`
+		Details     map[string]string `json:"details,omitempty"`
+	}
+	out := make([]item, 0, len(p.Records))
+	for _, h := range p.Records {
+		it := item{ID: h.ID, Date: h.Date, Event: h.EventType, MovieID: h.MovieID, SourceTitle: h.SourceTitle, Quality: h.Quality.Name()}
+		if h.Movie != nil {
+			it.Movie = h.Movie.Title
+		}
+		for _, k := range historyData {
+			if v, ok := h.Data[k]; ok && v != "" && !arrapi.SensitiveLink(v) {
+				if it.Details == nil {
+					it.Details = map[string]string{}
+				}
+				it.Details[k] = clip(v, 300)
+			}
+		}
+		out = append(out, it)
+	}
+	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "records": out}, nil
+}
+
+func (t *tools) health(ctx context.Context, _ toolkit.Args) (any, error) {
+	hs, err := t.c.api.Health(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range hs {
+		if arrapi.SensitiveLink(hs[i].WikiURL) {
+			hs[i].WikiURL = ""
+		}
+	}
+	if hs == nil {
+		hs = []arrapi.Health{}
+	}
+	return map[string]any{"ok": len(hs) == 0, "count": len(hs), "issues": hs}, nil
+}
+
+func (t *tools) diskSpace(ctx context.Context, _ toolkit.Args) (any, error) {
+	ds, err := t.c.api.DiskSpace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type disk struct {
+		Path        string `json:"path"`
+		Label       string `json:"label,omitempty"`
+		Free        string `json:"free"`
+		Total       string `json:"total"`
+		FreeBytes   int64  `json:"free_bytes"`
+		TotalBytes  int64  `json:"total_bytes"`
+		FreePercent int    `json:"free_percent"`
+	}
+	out := make([]disk, 0, len(ds))
+	for _, d := range ds {
+		o := disk{Path: d.Path, Label: d.Label, Free: humanSize(d.FreeSpace), Total: humanSize(d.TotalSpace), FreeBytes: d.FreeSpace, TotalBytes: d.TotalSpace}
+		if d.TotalSpace > 0 {
+			o.FreePercent = int(100 * d.FreeSpace / d.TotalSpace)
+		}
+		out = append(out, o)
+	}
+	return map[string]any{"disks": out}, nil
+}
+
+func (t *tools) commandStatus(ctx context.Context, a toolkit.Args) (any, error) {
+	var in struct {
+		CommandID int `json:"command_id"`
+	}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	cmd, err := t.c.api.Command(ctx, in.CommandID)
+	if err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+// releaseOut is a release as radarr_release_search shows it.
+type releaseOut struct {
+	GUID              string     `json:"guid"`
+	IndexerID         int        `json:"indexer_id"`
+	Indexer           string     `json:"indexer"`
+	Title             string     `json:"title"`
+	SizeBytes         int64      `json:"size_bytes"`
+	Size              string     `json:"size"`
+	Quality           string     `json:"quality"`
+	CustomFormatScore int        `json:"custom_format_score"`
+	Languages         []string   `json:"languages,omitempty"`
+	Protocol          string     `json:"protocol"`
+	AgeDays           int        `json:"age_days"`
+	PublishDate       *time.Time `json:"publish_date,omitempty"`
+	Seeders           *int       `json:"seeders,omitempty"`
+	Leechers          *int       `json:"leechers,omitempty"`
+	Approved          bool       `json:"approved"`
+	Rejected          bool       `json:"rejected"`
+	TemporarilyRej    bool       `json:"temporarily_rejected,omitempty"`
+	Rejections        []string   `json:"rejections"`
+	DownloadAllowed   bool       `json:"download_allowed"`
+}
+
+func releaseOf(r Release) releaseOut {
+	rej := r.Rejections
+	if rej == nil {
+		rej = []string{}
+	}
+	return releaseOut{
+		GUID: arrapi.PublicGUID(r.GUID), IndexerID: r.IndexerID, Indexer: r.Indexer, Title: r.Title,
+		SizeBytes: r.Size, Size: humanSize(r.Size), Quality: r.Quality.Name(), CustomFormatScore: r.CustomFormatScore,
+		Languages: languages(r.Languages), Protocol: r.Protocol, AgeDays: r.Age, PublishDate: r.PublishDate,
+		Seeders: r.Seeders, Leechers: r.Leechers, Approved: r.Approved, Rejected: r.Rejected,
+		TemporarilyRej: r.TemporarilyRejected, Rejections: rej, DownloadAllowed: r.DownloadAllowed,
+	}
+}
+
+func (t *tools) releaseSearch(ctx context.Context, a toolkit.Args) (any, error) {
+	in := struct {
+		MovieID int `json:"movie_id"`
+		Limit   int `json:"limit"`
+	}{Limit: 25}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	m, err := t.c.Movie(ctx, in.MovieID)
+	if err != nil {
+		return nil, err
+	}
+	rels, err := t.c.Releases(ctx, in.MovieID)
+	if err != nil {
+		return nil, err
+	}
+	out := []releaseOut{}
+	for i, r := range rels {
+		if i == in.Limit {
+			break
+		}
+		out = append(out, releaseOf(r))
+	}
+	return map[string]any{
+		"movie": compact(m), "existing_file": fileOf(m.MovieFile), "total": len(rels), "returned": len(out), "releases": out,
+		"note": "nothing was downloaded; to grab one, call radarr_release_grab with movie_id, guid and indexer_id",
+	}, nil
+}
+
+func languages(ls []arrapi.Language) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.Name)
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}
+
+func humanSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}

@@ -1,0 +1,263 @@
+package radarr
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/services/arr/arrapi"
+)
+
+// NoReplacePromise is said with every grab: the service deletes nothing.
+const NoReplacePromise = "toolgate deletes no files and promises no replacement: whether an existing movie file is upgraded or replaced after the download is decided by Radarr's quality profile, upgrade and import rules."
+
+// writeAnnotations: the writes make Radarr query indexers (open world),
+// delete nothing and are not idempotent (a second search or grab runs
+// again).
+var writeAnnotations = toolkit.Annotations{OpenWorld: true}
+
+func (t *tools) movieSearchTool() toolkit.Tool {
+	return toolkit.Tool{
+		Name:  "radarr_movie_search",
+		Title: "Search exact movies",
+		Description: "Write: make Radarr search its indexers for exact library movies (movie_ids) and grab what its quality rules accept. " +
+			"The preview drops movies that already have a file (and says so) and lists the movies that would be searched; after the user agrees, confirm starts exactly one MoviesSearch command for exactly those ids and returns its command id (follow it with radarr_command_status). " +
+			"Changes no monitoring, runs no other command, deletes nothing. To pick one specific release use radarr_release_search and radarr_release_grab instead.",
+		Schema:      object(`"movie_ids":{"type":"array","items":{"type":"integer","minimum":1,"maximum":2147483647},"minItems":1,"maxItems":50,"uniqueItems":true,"description":"Library movie ids from radarr_movie_list or radarr_wanted_missing."}`, []string{"movie_ids"}),
+		Annotations: writeAnnotations,
+		Write:       &toolkit.Write{Preview: t.previewMovieSearch, Apply: t.applyMovieSearch},
+	}
+}
+
+// MovieSearchPreview is what radarr_movie_search would do.
+type MovieSearchPreview struct {
+	Action  string        `json:"action"`
+	Search  []searchMovie `json:"search"`
+	Skipped []searchMovie `json:"skipped_have_file"`
+	Note    string        `json:"note"`
+}
+
+type searchMovie struct {
+	ID        int    `json:"id"`
+	Title     string `json:"title"`
+	Year      int    `json:"year,omitempty"`
+	Monitored bool   `json:"monitored"`
+	Quality   string `json:"existing_quality,omitempty"`
+}
+
+func (t *tools) previewMovieSearch(ctx context.Context, a toolkit.Args) (any, error) {
+	var in struct {
+		MovieIDs []int `json:"movie_ids"`
+	}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	ids := slices.Clone(in.MovieIDs)
+	slices.Sort(ids)
+	if len(slices.Compact(slices.Clone(ids))) != len(ids) {
+		return nil, toolerr.New(toolerr.InvalidArgument, "movie_ids lists an id twice")
+	}
+	p := MovieSearchPreview{Action: "start one Radarr MoviesSearch command", Search: []searchMovie{}, Skipped: []searchMovie{}}
+	for _, id := range ids {
+		m, err := t.c.Movie(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		sm := searchMovie{ID: m.ID, Title: m.Title, Year: m.Year, Monitored: m.Monitored}
+		if m.Downloaded() {
+			if m.MovieFile != nil {
+				sm.Quality = m.MovieFile.Quality.Name()
+			}
+			p.Skipped = append(p.Skipped, sm)
+			continue
+		}
+		p.Search = append(p.Search, sm)
+	}
+	if len(p.Search) == 0 {
+		return nil, toolerr.New(toolerr.InvalidArgument,
+			"every requested movie already has a file, so there is nothing to search; to replace a file pick a release with radarr_release_search and radarr_release_grab")
+	}
+	p.Note = fmt.Sprintf("Radarr will search its indexers for %d movie(s) and grab what its quality profile accepts.", len(p.Search))
+	if len(p.Skipped) > 0 {
+		p.Note += fmt.Sprintf(" %d movie(s) already have a file and are left out.", len(p.Skipped))
+	}
+	p.Note += " Nothing else changes."
+	return p, nil
+}
+
+func (t *tools) applyMovieSearch(ctx context.Context, _ toolkit.Args, preview any) (any, error) {
+	p, ok := preview.(MovieSearchPreview)
+	if !ok {
+		return nil, fmt.Errorf("radarr_movie_search: unexpected preview type %T", preview)
+	}
+	ids := make([]int, 0, len(p.Search))
+	for _, m := range p.Search {
+		ids = append(ids, m.ID)
+	}
+	cmd, err := t.c.MoviesSearch(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"command_id": cmd.ID, "command": "MoviesSearch", "status": cmd.Status, "movie_ids": ids,
+		"next": "follow progress with radarr_command_status and radarr_queue",
+	}, nil
+}
+
+func (t *tools) releaseGrabTool(timeout time.Duration) toolkit.Tool {
+	return toolkit.Tool{
+		Name:  "radarr_release_grab",
+		Title: "Grab one exact release",
+		Description: "Write: send one exact release from radarr_release_search (movie_id + guid + indexer_id) to Radarr's download client. " +
+			"The preview asks Radarr's indexers again (slow: deadline " + timeout.String() + ") and shows title, size, indexer, quality, rejections, download_allowed and the movie file that already exists. " +
+			"A release Radarr rejected or marked download_allowed=false is only grabbed when the preview was requested with force: true (a person must then approve). " +
+			"Deletes nothing: " + NoReplacePromise,
+		Schema: object(`"movie_id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Library movie id."},`+
+			`"guid":{"type":"string","minLength":1,"maxLength":2000,"description":"The release's guid exactly as radarr_release_search returned it."},`+
+			`"indexer_id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"The release's indexer_id."},`+
+			`"force":{"type":"boolean","description":"Grab even though Radarr rejected the release or does not allow its download; needs a person's approval."}`,
+			[]string{"movie_id", "guid", "indexer_id"}),
+		Annotations: writeAnnotations,
+		Timeout:     timeout,
+		Write:       &toolkit.Write{Preview: t.previewGrab, Apply: t.applyGrab},
+	}
+}
+
+// GrabPreview is what radarr_release_grab would do. It holds only fields
+// that stay put between preview and confirm (no seeders, no age), since
+// the confirm recomputes it and refuses any difference.
+type GrabPreview struct {
+	Action       string      `json:"action"`
+	Movie        searchMovie `json:"movie"`
+	Release      grabRelease `json:"release"`
+	ExistingFile *fileOut    `json:"existing_file"`
+	Force        bool        `json:"force"`
+	Warning      string      `json:"warning,omitempty"`
+	Note         string      `json:"note"`
+
+	// guid is the exact GUID Radarr knows (the argument may be its
+	// sha256: form); it is not shown and not part of the digest.
+	guid string
+}
+
+type grabRelease struct {
+	GUID            string     `json:"guid"`
+	IndexerID       int        `json:"indexer_id"`
+	Indexer         string     `json:"indexer"`
+	Title           string     `json:"title"`
+	SizeBytes       int64      `json:"size_bytes"`
+	Size            string     `json:"size"`
+	Quality         string     `json:"quality"`
+	Languages       []string   `json:"languages,omitempty"`
+	Protocol        string     `json:"protocol"`
+	PublishDate     *time.Time `json:"publish_date,omitempty"`
+	Approved        bool       `json:"approved"`
+	Rejected        bool       `json:"rejected"`
+	Rejections      []string   `json:"rejections"`
+	DownloadAllowed bool       `json:"download_allowed"`
+}
+
+type grabArgs struct {
+	MovieID   int    `json:"movie_id"`
+	GUID      string `json:"guid"`
+	IndexerID int    `json:"indexer_id"`
+	Force     bool   `json:"force"`
+}
+
+func (t *tools) previewGrab(ctx context.Context, a toolkit.Args) (any, error) {
+	var in grabArgs
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(in.GUID) != in.GUID {
+		return nil, toolerr.New(toolerr.InvalidArgument, "guid must be passed exactly as radarr_release_search returned it")
+	}
+	m, err := t.c.Movie(ctx, in.MovieID)
+	if err != nil {
+		return nil, err
+	}
+	rels, err := t.c.Releases(ctx, in.MovieID)
+	if err != nil {
+		return nil, err
+	}
+	var found *Release
+	for i, r := range rels {
+		if r.IndexerID == in.IndexerID && arrapi.MatchGUID(in.GUID, r.GUID) {
+			found = &rels[i]
+			break
+		}
+	}
+	if found == nil {
+		return nil, toolerr.New(toolerr.NotFound,
+			"Radarr's indexers no longer offer this release (guid %s on indexer %d) for movie %d; search again with radarr_release_search and pick a current one",
+			in.GUID, in.IndexerID, in.MovieID)
+	}
+	r := *found
+	rej := r.Rejections
+	if rej == nil {
+		rej = []string{}
+	}
+	p := GrabPreview{
+		Action: "send this release to Radarr's download client",
+		Movie:  searchMovie{ID: m.ID, Title: m.Title, Year: m.Year, Monitored: m.Monitored},
+		Release: grabRelease{
+			GUID: arrapi.PublicGUID(r.GUID), IndexerID: r.IndexerID, Indexer: r.Indexer, Title: r.Title,
+			SizeBytes: r.Size, Size: humanSize(r.Size), Quality: r.Quality.Name(), Languages: languages(r.Languages),
+			Protocol: r.Protocol, PublishDate: r.PublishDate, Approved: r.Approved, Rejected: r.Rejected,
+			Rejections: rej, DownloadAllowed: r.DownloadAllowed,
+		},
+		ExistingFile: fileOf(m.MovieFile),
+		Force:        in.Force,
+		Note:         NoReplacePromise,
+		guid:         r.GUID,
+	}
+	if refused := r.Rejected || !r.DownloadAllowed; refused {
+		why := "Radarr rejected this release"
+		if len(rej) > 0 {
+			why += " (" + strings.Join(rej, "; ") + ")"
+		}
+		if !r.DownloadAllowed {
+			why += "; Radarr does not allow its download (download_allowed=false)"
+		}
+		if !in.Force {
+			return nil, toolerr.New(toolerr.Forbidden,
+				"%s. Nothing was changed. Grab it anyway only if the user explicitly wants this: request the preview again with \"force\": true (a person must then approve the ticket)", why)
+		}
+		p.Warning = why + "; grabbing anyway because force is set."
+	}
+	return p, nil
+}
+
+func (t *tools) applyGrab(ctx context.Context, _ toolkit.Args, preview any) (any, error) {
+	p, ok := preview.(GrabPreview)
+	if !ok {
+		return nil, fmt.Errorf("radarr_release_grab: unexpected preview type %T", preview)
+	}
+	if err := t.c.Grab(ctx, p.guid, p.Release.IndexerID); err != nil {
+		return nil, grabError(err)
+	}
+	return map[string]any{
+		"grabbed": p.Release.Title, "movie_id": p.Movie.ID, "indexer": p.Release.Indexer,
+		"next": "follow the download with radarr_queue", "note": NoReplacePromise,
+	}, nil
+}
+
+// grabError explains Radarr's refusals of POST /release.
+func grabError(err error) error {
+	switch s := arrapi.Status(err); {
+	case s == http.StatusNotFound:
+		return toolerr.Wrap(toolerr.NotFound, err,
+			"Radarr no longer has this release in its search cache (it keeps results for a short while); nothing was downloaded — search again with radarr_release_search and preview the grab again")
+	case s == http.StatusConflict:
+		return toolerr.Wrap(toolerr.UpstreamUnavailable, err,
+			"Radarr could not grab the release: the indexer or the download client refused it (HTTP 409); nothing was downloaded — check radarr_health, or pick another release")
+	case s >= 400 && s < 500 && s != http.StatusUnauthorized && s != http.StatusForbidden && s != http.StatusTooManyRequests:
+		return toolerr.Wrap(toolerr.InvalidArgument, err, "Radarr refused the grab (HTTP %d); nothing was downloaded", s)
+	}
+	return err
+}

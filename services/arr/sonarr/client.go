@@ -1,0 +1,351 @@
+// Package sonarr is the arr service's Sonarr module: a typed client for the
+// Sonarr v3 API (Sonarr v4 serves it), read tools, an interactive release
+// search, and the two writes the service allows: an episode search for
+// exact episodes and the grab of one exact release.
+package sonarr
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/upstream"
+	"github.com/toolgate/toolgate/services/arr/arrapi"
+)
+
+// Series is the part of a SeriesResource the tools use.
+type Series struct {
+	ID          int              `json:"id"`
+	Title       string           `json:"title"`
+	Year        int              `json:"year"`
+	Status      string           `json:"status"`
+	Ended       bool             `json:"ended"`
+	Network     string           `json:"network,omitempty"`
+	Monitored   bool             `json:"monitored"`
+	ProfileName string           `json:"profileName,omitempty"`
+	NextAiring  string           `json:"nextAiring,omitempty"`
+	TvdbID      int              `json:"tvdbId"`
+	ImdbID      string           `json:"imdbId,omitempty"`
+	Seasons     []Season         `json:"seasons"`
+	Statistics  SeriesStatistics `json:"statistics"`
+}
+
+// Season is a SeasonResource.
+type Season struct {
+	SeasonNumber int              `json:"seasonNumber"`
+	Monitored    bool             `json:"monitored"`
+	Statistics   SeasonStatistics `json:"statistics"`
+}
+
+// SeasonStatistics is a SeasonStatisticsResource.
+type SeasonStatistics struct {
+	EpisodeFileCount  int     `json:"episodeFileCount"`
+	EpisodeCount      int     `json:"episodeCount"`
+	TotalEpisodeCount int     `json:"totalEpisodeCount"`
+	SizeOnDisk        int64   `json:"sizeOnDisk"`
+	PercentOfEpisodes float64 `json:"percentOfEpisodes"`
+	NextAiring        string  `json:"nextAiring,omitempty"`
+	PreviousAiring    string  `json:"previousAiring,omitempty"`
+}
+
+// SeriesStatistics is a SeriesStatisticsResource.
+type SeriesStatistics struct {
+	SeasonCount       int     `json:"seasonCount"`
+	EpisodeFileCount  int     `json:"episodeFileCount"`
+	EpisodeCount      int     `json:"episodeCount"`
+	TotalEpisodeCount int     `json:"totalEpisodeCount"`
+	SizeOnDisk        int64   `json:"sizeOnDisk"`
+	PercentOfEpisodes float64 `json:"percentOfEpisodes"`
+}
+
+// Episode is the part of an EpisodeResource the tools use.
+type Episode struct {
+	ID            int     `json:"id"`
+	SeriesID      int     `json:"seriesId"`
+	SeasonNumber  int     `json:"seasonNumber"`
+	EpisodeNumber int     `json:"episodeNumber"`
+	Title         string  `json:"title"`
+	AirDate       string  `json:"airDate,omitempty"`
+	AirDateUtc    string  `json:"airDateUtc,omitempty"`
+	HasFile       bool    `json:"hasFile"`
+	Monitored     bool    `json:"monitored"`
+	EpisodeFileID int     `json:"episodeFileId"`
+	Series        *Series `json:"series,omitempty"`
+}
+
+// EpisodeFile is the part of an EpisodeFileResource the tools use.
+type EpisodeFile struct {
+	ID           int               `json:"id"`
+	SeriesID     int               `json:"seriesId"`
+	SeasonNumber int               `json:"seasonNumber"`
+	RelativePath string            `json:"relativePath"`
+	Size         int64             `json:"size"`
+	DateAdded    string            `json:"dateAdded"`
+	ReleaseGroup string            `json:"releaseGroup,omitempty"`
+	Quality      arrapi.Quality    `json:"quality"`
+	Languages    []arrapi.Language `json:"languages,omitempty"`
+}
+
+// QueueItem is the part of a QueueResource the tools use.
+type QueueItem struct {
+	ID                      int                    `json:"id"`
+	SeriesID                int                    `json:"seriesId"`
+	EpisodeID               int                    `json:"episodeId"`
+	SeasonNumber            int                    `json:"seasonNumber"`
+	Title                   string                 `json:"title"`
+	Status                  string                 `json:"status"`
+	TrackedDownloadStatus   string                 `json:"trackedDownloadStatus"`
+	TrackedDownloadState    string                 `json:"trackedDownloadState"`
+	StatusMessages          []arrapi.StatusMessage `json:"statusMessages"`
+	ErrorMessage            string                 `json:"errorMessage"`
+	Size                    float64                `json:"size"`
+	Sizeleft                float64                `json:"sizeleft"`
+	Timeleft                string                 `json:"timeleft"`
+	EstimatedCompletionTime string                 `json:"estimatedCompletionTime"`
+	Protocol                string                 `json:"protocol"`
+	DownloadClient          string                 `json:"downloadClient"`
+	Indexer                 string                 `json:"indexer"`
+	Quality                 arrapi.Quality         `json:"quality"`
+	Episode                 *Episode               `json:"episode"`
+	Series                  *Series                `json:"series"`
+}
+
+// HistoryItem is the part of a HistoryResource the tools use.
+type HistoryItem struct {
+	ID          int               `json:"id"`
+	EpisodeID   int               `json:"episodeId"`
+	SeriesID    int               `json:"seriesId"`
+	SourceTitle string            `json:"sourceTitle"`
+	Quality     arrapi.Quality    `json:"quality"`
+	Date        string            `json:"date"`
+	EventType   string            `json:"eventType"`
+	Data        map[string]string `json:"data"`
+	Episode     *Episode          `json:"episode"`
+	Series      *Series           `json:"series"`
+}
+
+// Release is the part of a ReleaseResource the tools use. Its links
+// (downloadUrl, magnetUrl, infoUrl, commentUrl) are deliberately not
+// decoded: they may carry indexer or Prowlarr keys.
+type Release struct {
+	GUID                 string            `json:"guid"`
+	IndexerID            int               `json:"indexerId"`
+	Indexer              string            `json:"indexer"`
+	Title                string            `json:"title"`
+	Size                 int64             `json:"size"`
+	Age                  int               `json:"age"`
+	Quality              arrapi.Quality    `json:"quality"`
+	Protocol             string            `json:"protocol"`
+	ReleaseGroup         string            `json:"releaseGroup"`
+	SeasonNumber         int               `json:"seasonNumber"`
+	FullSeason           bool              `json:"fullSeason"`
+	EpisodeNumbers       []int             `json:"episodeNumbers"`
+	MappedSeasonNumber   *int              `json:"mappedSeasonNumber"`
+	MappedEpisodeNumbers []int             `json:"mappedEpisodeNumbers"`
+	MappedEpisodeInfo    []ReleaseEpisode  `json:"mappedEpisodeInfo"`
+	Approved             bool              `json:"approved"`
+	Rejected             bool              `json:"rejected"`
+	TemporarilyRejected  bool              `json:"temporarilyRejected"`
+	Rejections           []string          `json:"rejections"`
+	DownloadAllowed      bool              `json:"downloadAllowed"`
+	Seeders              *int              `json:"seeders"`
+	Leechers             *int              `json:"leechers"`
+	Languages            []arrapi.Language `json:"languages"`
+	CustomFormatScore    int               `json:"customFormatScore"`
+}
+
+// ReleaseEpisode is a ReleaseEpisodeResource.
+type ReleaseEpisode struct {
+	ID            int `json:"id"`
+	SeasonNumber  int `json:"seasonNumber"`
+	EpisodeNumber int `json:"episodeNumber"`
+}
+
+// Client is a typed Sonarr v3 API client.
+type Client struct {
+	api *arrapi.Client
+}
+
+// NewClient wraps an arrapi client configured for Sonarr.
+func NewClient(api *arrapi.Client) *Client { return &Client{api: api} }
+
+// API returns the underlying base client (status, health, commands).
+func (c *Client) API() *arrapi.Client { return c.api }
+
+func idPath(kind string, id int) (string, error) {
+	if id < 1 {
+		return "", toolerr.New(toolerr.InvalidArgument, "%s id must be a positive integer", kind)
+	}
+	return upstream.Path(kind, strconv.Itoa(id))
+}
+
+// AllSeries calls GET /series.
+func (c *Client) AllSeries(ctx context.Context) ([]Series, error) {
+	var s []Series
+	err := c.api.Get(ctx, "/series", nil, &s)
+	return s, err
+}
+
+// Series calls GET /series/{id}; an unknown id is toolerr.NotFound.
+func (c *Client) Series(ctx context.Context, id int) (Series, error) {
+	var s Series
+	p, err := idPath("series", id)
+	if err != nil {
+		return s, err
+	}
+	if err := c.api.Get(ctx, p, nil, &s); err != nil {
+		if arrapi.Status(err) == http.StatusNotFound {
+			return s, toolerr.Wrap(toolerr.NotFound, err, "Sonarr has no series with id %d; find ids with sonarr_series_list", id)
+		}
+		return s, err
+	}
+	return s, nil
+}
+
+// Episodes calls GET /episode?seriesId=…[&seasonNumber=…].
+func (c *Client) Episodes(ctx context.Context, seriesID int, season *int) ([]Episode, error) {
+	q := url.Values{"seriesId": {strconv.Itoa(seriesID)}}
+	if season != nil {
+		q.Set("seasonNumber", strconv.Itoa(*season))
+	}
+	var e []Episode
+	err := c.api.Get(ctx, "/episode", q, &e)
+	return e, err
+}
+
+// Episode calls GET /episode/{id}.
+func (c *Client) Episode(ctx context.Context, id int) (Episode, error) {
+	var e Episode
+	p, err := idPath("episode", id)
+	if err != nil {
+		return e, err
+	}
+	if err := c.api.Get(ctx, p, nil, &e); err != nil {
+		if arrapi.Status(err) == http.StatusNotFound {
+			return e, toolerr.Wrap(toolerr.NotFound, err, "Sonarr has no episode with id %d; list ids with sonarr_episodes", id)
+		}
+		return e, err
+	}
+	return e, nil
+}
+
+// EpisodeFiles calls GET /episodefile?seriesId=….
+func (c *Client) EpisodeFiles(ctx context.Context, seriesID int) ([]EpisodeFile, error) {
+	var f []EpisodeFile
+	err := c.api.Get(ctx, "/episodefile", url.Values{"seriesId": {strconv.Itoa(seriesID)}}, &f)
+	return f, err
+}
+
+// Missing calls GET /wanted/missing (monitored episodes without a file,
+// newest air date first), with series included.
+func (c *Client) Missing(ctx context.Context, page, pageSize int) (arrapi.Page[Episode], error) {
+	q := arrapi.PageQuery(page, pageSize, "airDateUtc", "descending")
+	q.Set("includeSeries", "true")
+	q.Set("monitored", "true")
+	var p arrapi.Page[Episode]
+	err := c.api.Get(ctx, "/wanted/missing", q, &p)
+	return p, err
+}
+
+// Calendar calls GET /calendar for [start, end], with series included.
+func (c *Client) Calendar(ctx context.Context, start, end time.Time, unmonitored bool) ([]Episode, error) {
+	q := url.Values{
+		"start":         {start.UTC().Format(time.RFC3339)},
+		"end":           {end.UTC().Format(time.RFC3339)},
+		"unmonitored":   {strconv.FormatBool(unmonitored)},
+		"includeSeries": {"true"},
+	}
+	var e []Episode
+	err := c.api.Get(ctx, "/calendar", q, &e)
+	return e, err
+}
+
+// Queue calls GET /queue with series and episode included.
+func (c *Client) Queue(ctx context.Context, page, pageSize int) (arrapi.Page[QueueItem], error) {
+	q := arrapi.PageQuery(page, pageSize, "", "")
+	q.Set("includeSeries", "true")
+	q.Set("includeEpisode", "true")
+	var p arrapi.Page[QueueItem]
+	err := c.api.Get(ctx, "/queue", q, &p)
+	return p, err
+}
+
+// HistoryQuery narrows GET /history; zero fields are not sent.
+type HistoryQuery struct {
+	Page, PageSize int
+	SeriesID       int
+	EpisodeID      int
+	// EventType is the numeric EpisodeHistoryEventType (1 grabbed …).
+	EventType int
+}
+
+// History calls GET /history, newest first, with series and episode.
+func (c *Client) History(ctx context.Context, hq HistoryQuery) (arrapi.Page[HistoryItem], error) {
+	q := arrapi.PageQuery(hq.Page, hq.PageSize, "date", "descending")
+	q.Set("includeSeries", "true")
+	q.Set("includeEpisode", "true")
+	if hq.SeriesID > 0 {
+		q.Set("seriesIds", strconv.Itoa(hq.SeriesID))
+	}
+	if hq.EpisodeID > 0 {
+		q.Set("episodeId", strconv.Itoa(hq.EpisodeID))
+	}
+	if hq.EventType > 0 {
+		q.Set("eventType", strconv.Itoa(hq.EventType))
+	}
+	var p arrapi.Page[HistoryItem]
+	err := c.api.Get(ctx, "/history", q, &p)
+	return p, err
+}
+
+// ReleaseQuery is a season (SeriesID + Season) or one episode (EpisodeID).
+type ReleaseQuery struct {
+	SeriesID  int
+	Season    *int
+	EpisodeID int
+}
+
+// Releases calls GET /release: Sonarr searches every indexer now, which
+// is slow (its own deadline, never retried) and refreshes Sonarr's release
+// cache that a grab draws from.
+func (c *Client) Releases(ctx context.Context, rq ReleaseQuery) ([]Release, error) {
+	q := url.Values{}
+	if rq.EpisodeID > 0 {
+		q.Set("episodeId", strconv.Itoa(rq.EpisodeID))
+	} else {
+		q.Set("seriesId", strconv.Itoa(rq.SeriesID))
+		if rq.Season != nil {
+			q.Set("seasonNumber", strconv.Itoa(*rq.Season))
+		}
+	}
+	var r []Release
+	err := c.api.GetSlow(ctx, "/release", q, &r)
+	return r, err
+}
+
+// Grab calls POST /release with exactly guid and indexerId: Sonarr takes
+// the release from its search cache and hands it to its download client.
+func (c *Client) Grab(ctx context.Context, guid string, indexerID int) error {
+	err := c.api.Post(ctx, "/release", map[string]any{"guid": guid, "indexerId": indexerID}, nil)
+	switch s := arrapi.Status(err); {
+	case err == nil:
+		return nil
+	case s == http.StatusNotFound:
+		return toolerr.Wrap(toolerr.NotFound, err,
+			"Sonarr no longer has this release in its search cache (it keeps results about 30 minutes); nothing was grabbed — search again with sonarr_release_search and preview the grab anew")
+	case s == http.StatusConflict:
+		return toolerr.Wrap(toolerr.UpstreamUnavailable, err,
+			"Sonarr could not hand the release over: the indexer or the download client refused it (HTTP 409); nothing was grabbed — check sonarr_health and the download client, or pick another release")
+	case s >= 400 && s < 500 && s != http.StatusUnauthorized && s != http.StatusForbidden:
+		return toolerr.Wrap(toolerr.InvalidArgument, err, "Sonarr refused the grab (HTTP %d); nothing was grabbed", s)
+	}
+	return err
+}
+
+// EpisodeSearch starts one EpisodeSearch command for exactly ids.
+func (c *Client) EpisodeSearch(ctx context.Context, ids []int) (arrapi.Command, error) {
+	return c.api.StartCommand(ctx, map[string]any{"name": "EpisodeSearch", "episodeIds": ids})
+}

@@ -1,0 +1,76 @@
+package fakesonarr
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+const key = "fake-test-key-0123456789"
+
+func do(t *testing.T, h http.Handler, method, target, apiKey, body string) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	if apiKey != "" {
+		req.Header.Set("X-Api-Key", apiKey)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	b, _ := io.ReadAll(rec.Body)
+	return rec.Code, string(b)
+}
+
+// The fake answers like Sonarr: the key in the header or the apikey
+// parameter, 401 otherwise; the release cache and the awkward grabs.
+func TestFake(t *testing.T) {
+	s := New(key, nil)
+	tests := []struct {
+		name, method, target, key, body string
+		status                          int
+		contains                        string
+	}{
+		{"no key", "GET", "/api/v3/system/status", "", "", 401, ""},
+		{"wrong key", "GET", "/api/v3/system/status", "nope", "", 401, ""},
+		{"key header", "GET", "/api/v3/system/status", key, "", 200, `"appName":"Sonarr"`},
+		{"key parameter", "GET", "/api/v3/health?apikey=" + key, "", "", 200, "DownloadClientRootFolderCheck"},
+		{"unknown series", "GET", "/api/v3/series/9", key, "", 404, ""},
+		{"bad id", "GET", "/api/v3/series/x", key, "", 400, ""},
+		{"episodes need a series", "GET", "/api/v3/episode", key, "", 400, ""},
+		{"grab before search", "POST", "/api/v3/release", key, `{"guid":"` + GUIDSeasonPack + `","indexerId":1}`, 404, "cache"},
+		{"search fills cache", "GET", "/api/v3/release?seriesId=1&seasonNumber=1", key, "", 200, ProwlarrKey},
+		{"grab after search", "POST", "/api/v3/release", key, `{"guid":"` + GUIDSeasonPack + `","indexerId":1}`, 200, "FuN"},
+		{"uncached", "POST", "/api/v3/release", key, `{"guid":"` + GUIDUncached + `","indexerId":1}`, 404, ""},
+		{"refused", "POST", "/api/v3/release", key, `{"guid":"` + GUIDRefused + `","indexerId":1}`, 409, "indexer failed"},
+		{"empty grab", "POST", "/api/v3/release", key, `{}`, 400, ""},
+		{"unknown command", "POST", "/api/v3/command", key, `{"name":"DeleteEverything"}`, 400, ""},
+		{"command", "POST", "/api/v3/command", key, `{"name":"EpisodeSearch","episodeIds":[1105]}`, 200, `"status":"queued"`},
+		{"paging", "GET", "/api/v3/wanted/missing?page=1&pageSize=3", key, "", 200, `"pageSize":3`},
+	}
+	for _, tt := range tests {
+		code, body := do(t, s, tt.method, tt.target, tt.key, tt.body)
+		if code != tt.status || !strings.Contains(body, tt.contains) {
+			t.Errorf("%s: HTTP %d %.200s", tt.name, code, body)
+		}
+	}
+	if g := s.Grabs(); len(g) != 1 || g[0].GUID != GUIDSeasonPack {
+		t.Fatalf("grabs %+v", g)
+	}
+	if c := s.Commands(); len(c) != 1 || c[0].EpisodeIDs[0] != 1105 {
+		t.Fatalf("commands %+v", c)
+	}
+	// A command is seen queued, started, then completed.
+	for _, want := range []string{"queued", "started", "completed"} {
+		_, body := do(t, s, "GET", "/api/v3/command/1001", key, "")
+		var c map[string]any
+		_ = json.Unmarshal([]byte(body), &c)
+		if c["status"] != want {
+			t.Fatalf("command status %v, want %s", c["status"], want)
+		}
+	}
+	if NewDemo(key) == nil {
+		t.Fatal("no demo handler")
+	}
+}

@@ -1,0 +1,616 @@
+package sonarr
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/services/arr/arrapi"
+)
+
+// Tools builds every Sonarr tool over c; now is the clock for the
+// calendar's default range. The write tools only appear when the service
+// runs with ARR_ALLOW_WRITES=true (the toolkit drops them otherwise).
+func Tools(c *Client, now func() time.Time) []toolkit.Tool {
+	if now == nil {
+		now = time.Now
+	}
+	t := &tools{c: c, now: now}
+	search := c.api.SearchTimeout() + 10*time.Second
+	return []toolkit.Tool{
+		t.read("sonarr_series_list", "List series",
+			"List the series in Sonarr with id, year, status and episode counts (have/total). Use query to filter by title; use the id with the other sonarr_ tools. One request to Sonarr.",
+			`{"type":"object","properties":{"query":{"type":"string","maxLength":200,"description":"Case-insensitive part of the title."},"limit":{"type":"integer","minimum":1,"maximum":500,"description":"Most series to return (default 50)."}},"additionalProperties":false}`,
+			t.seriesList),
+		t.read("sonarr_series_get", "Get one series",
+			"Show one Sonarr series with per-season statistics: episodes with files, aired episodes, total episodes, size on disk, monitored flags, next airing.",
+			`{"type":"object","properties":{"series_id":{"type":"integer","minimum":1,"description":"Series id from sonarr_series_list."}},"required":["series_id"],"additionalProperties":false}`,
+			t.seriesGet),
+		t.read("sonarr_episodes", "List episodes",
+			"List the episodes of a series, or of one season, with episode id, number, title, air date, hasFile and monitored. Use it before sonarr_episode_search or sonarr_release_search.",
+			`{"type":"object","properties":{"series_id":{"type":"integer","minimum":1},"season":{"type":"integer","minimum":0,"maximum":1000,"description":"Season number (0 = specials); omit for all seasons."}},"required":["series_id"],"additionalProperties":false}`,
+			t.episodes),
+		t.read("sonarr_wanted_missing", "Missing episodes",
+			"List monitored episodes that have aired but have no file, newest first, paged; totalRecords is the full count.",
+			pageSchema(""),
+			t.missing),
+		t.read("sonarr_calendar", "Upcoming episodes",
+			"List episodes airing between start and end (dates YYYY-MM-DD, default today and 7 days later, at most 62 days apart), with series title and hasFile.",
+			`{"type":"object","properties":{"start":{"type":"string","format":"date","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},"end":{"type":"string","format":"date","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},"include_unmonitored":{"type":"boolean","description":"Also list unmonitored episodes (default false)."}},"additionalProperties":false}`,
+			t.calendar),
+		t.read("sonarr_queue", "Download queue",
+			"Show Sonarr's download queue, paged: title, episode, status, progress, time left, and the status and error messages that explain stuck or failed imports.",
+			pageSchema(""),
+			t.queue),
+		t.read("sonarr_history", "History",
+			"Show Sonarr's history newest first, paged: grabs, imports, failures, deletions. Narrow with series_id, episode_id or event_type.",
+			pageSchema(`"series_id":{"type":"integer","minimum":1},"episode_id":{"type":"integer","minimum":1},"event_type":{"type":"string","enum":["grabbed","seriesFolderImported","downloadFolderImported","downloadFailed","episodeFileDeleted","episodeFileRenamed","downloadIgnored"]},`),
+			t.history),
+		t.read("sonarr_health", "Health",
+			"Show Sonarr's version and its health checks (indexers, download clients, root folders, updates) with their messages.",
+			`{"type":"object","additionalProperties":false}`,
+			t.health),
+		t.read("sonarr_disk_space", "Disk space",
+			"Show free and total space of the disks Sonarr sees.",
+			`{"type":"object","additionalProperties":false}`,
+			t.diskSpace),
+		t.read("sonarr_command_status", "Command status",
+			"Show the state of a Sonarr command (queued, started, completed, failed), e.g. the episode search sonarr_episode_search started.",
+			`{"type":"object","properties":{"command_id":{"type":"integer","minimum":1}},"required":["command_id"],"additionalProperties":false}`,
+			t.commandStatus),
+		{
+			Name:        "sonarr_release_search",
+			Title:       "Search releases",
+			Description: fmt.Sprintf("Interactive search: Sonarr asks all its indexers now for releases of one season (series_id + season) or one episode (episode_id) and returns each with guid, indexer_id, size, quality, approved, rejections and downloadAllowed. Slow and loads the indexers: up to %d s; do not repeat it needlessly. Pass guid and indexer_id to sonarr_release_grab.", int(c.api.SearchTimeout().Seconds())),
+			Schema:      json.RawMessage(`{"type":"object","properties":{"series_id":{"type":"integer","minimum":1},"season":{"type":"integer","minimum":0,"maximum":1000},"episode_id":{"type":"integer","minimum":1,"description":"Search one episode instead of a season."},"limit":{"type":"integer","minimum":1,"maximum":100,"description":"Most releases to return, Sonarr's preferred first (default 25)."}},"additionalProperties":false}`),
+			Annotations: toolkit.Annotations{ReadOnly: true, OpenWorld: true},
+			Timeout:     search,
+			Read:        t.releaseSearch,
+		},
+		t.episodeSearchTool(),
+		t.grabTool(search + c.api.Timeout()),
+	}
+}
+
+type tools struct {
+	c   *Client
+	now func() time.Time
+}
+
+func (t *tools) read(name, title, desc, schema string, fn toolkit.ReadFunc) toolkit.Tool {
+	return toolkit.Tool{
+		Name: name, Title: title, Description: desc, Schema: json.RawMessage(schema),
+		Annotations: toolkit.Annotations{ReadOnly: true, Idempotent: true}, Read: fn,
+	}
+}
+
+func pageSchema(extra string) string {
+	return `{"type":"object","properties":{` + extra +
+		`"page":{"type":"integer","minimum":1,"description":"Page number (default 1)."},"page_size":{"type":"integer","minimum":1,"maximum":100,"description":"Items per page (default 20)."}},"additionalProperties":false}`
+}
+
+type pageArgs struct {
+	Page     int `json:"page"`
+	PageSize int `json:"page_size"`
+}
+
+func (p pageArgs) norm() (int, int) {
+	page, size := p.Page, p.PageSize
+	if page < 1 {
+		page = 1
+	}
+	if size < 1 {
+		size = 20
+	}
+	return page, min(size, 100)
+}
+
+// EpisodeCode formats season and episode as S01E02.
+func EpisodeCode(season, episode int) string {
+	return fmt.Sprintf("S%02dE%02d", season, episode)
+}
+
+type seriesSummary struct {
+	ID        int     `json:"id"`
+	Title     string  `json:"title"`
+	Year      int     `json:"year"`
+	Status    string  `json:"status"`
+	Monitored bool    `json:"monitored"`
+	Network   string  `json:"network,omitempty"`
+	Seasons   int     `json:"seasons"`
+	Episodes  string  `json:"episodes"`
+	SizeGB    float64 `json:"size_on_disk_gb"`
+}
+
+func summary(s Series) seriesSummary {
+	return seriesSummary{
+		ID: s.ID, Title: s.Title, Year: s.Year, Status: s.Status, Monitored: s.Monitored, Network: s.Network,
+		Seasons:  s.Statistics.SeasonCount,
+		Episodes: fmt.Sprintf("%d/%d", s.Statistics.EpisodeFileCount, s.Statistics.EpisodeCount),
+		SizeGB:   gb(s.Statistics.SizeOnDisk),
+	}
+}
+
+func gb(b int64) float64 { return float64(b/10_000_000) / 100 }
+
+func (t *tools) seriesList(ctx context.Context, a toolkit.Args) (any, error) {
+	var in struct {
+		Query string `json:"query"`
+		Limit int    `json:"limit"`
+	}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	if in.Limit < 1 {
+		in.Limit = 50
+	}
+	all, err := t.c.AllSeries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := strings.ToLower(strings.TrimSpace(in.Query))
+	var out []seriesSummary
+	matched := 0
+	sort.SliceStable(all, func(i, j int) bool { return strings.ToLower(all[i].Title) < strings.ToLower(all[j].Title) })
+	for _, s := range all {
+		if q != "" && !strings.Contains(strings.ToLower(s.Title), q) {
+			continue
+		}
+		matched++
+		if len(out) < in.Limit {
+			out = append(out, summary(s))
+		}
+	}
+	if out == nil {
+		out = []seriesSummary{}
+	}
+	return map[string]any{"total": len(all), "matched": matched, "series": out, "episodes_note": "episodes = with file / aired and monitored"}, nil
+}
+
+func (t *tools) seriesGet(ctx context.Context, a toolkit.Args) (any, error) {
+	var in struct {
+		SeriesID int `json:"series_id"`
+	}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	s, err := t.c.Series(ctx, in.SeriesID)
+	if err != nil {
+		return nil, err
+	}
+	type season struct {
+		Season        int     `json:"season"`
+		Monitored     bool    `json:"monitored"`
+		WithFile      int     `json:"episodes_with_file"`
+		Aired         int     `json:"episodes_aired_monitored"`
+		Total         int     `json:"episodes_total"`
+		Percent       float64 `json:"percent_of_episodes"`
+		SizeGB        float64 `json:"size_on_disk_gb"`
+		NextAiring    string  `json:"next_airing,omitempty"`
+		PreviousAired string  `json:"previous_airing,omitempty"`
+	}
+	seasons := make([]season, 0, len(s.Seasons))
+	for _, x := range s.Seasons {
+		st := x.Statistics
+		seasons = append(seasons, season{x.SeasonNumber, x.Monitored, st.EpisodeFileCount, st.EpisodeCount, st.TotalEpisodeCount, st.PercentOfEpisodes, gb(st.SizeOnDisk), st.NextAiring, st.PreviousAiring})
+	}
+	return map[string]any{
+		"id": s.ID, "title": s.Title, "year": s.Year, "status": s.Status, "ended": s.Ended, "monitored": s.Monitored,
+		"network": s.Network, "quality_profile": s.ProfileName, "next_airing": s.NextAiring, "tvdb_id": s.TvdbID, "imdb_id": s.ImdbID,
+		"statistics": summary(s), "seasons": seasons,
+	}, nil
+}
+
+type episodeOut struct {
+	ID        int    `json:"id"`
+	Episode   string `json:"episode"`
+	Title     string `json:"title"`
+	AirDate   string `json:"air_date,omitempty"`
+	HasFile   bool   `json:"has_file"`
+	Monitored bool   `json:"monitored"`
+	Series    string `json:"series,omitempty"`
+	SeriesID  int    `json:"series_id,omitempty"`
+}
+
+func episodeView(e Episode, withSeries bool) episodeOut {
+	o := episodeOut{ID: e.ID, Episode: EpisodeCode(e.SeasonNumber, e.EpisodeNumber), Title: e.Title, AirDate: e.AirDate, HasFile: e.HasFile, Monitored: e.Monitored}
+	if withSeries {
+		o.SeriesID = e.SeriesID
+		if e.Series != nil {
+			o.Series = e.Series.Title
+		}
+	}
+	return o
+}
+
+func (t *tools) episodes(ctx context.Context, a toolkit.Args) (any, error) {
+	var in struct {
+		SeriesID int  `json:"series_id"`
+		Season   *int `json:"season"`
+	}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	// The series lookup turns an unknown id into a clear not_found;
+	// /episode answers an empty list for it.
+	s, err := t.c.Series(ctx, in.SeriesID)
+	if err != nil {
+		return nil, err
+	}
+	eps, err := t.c.Episodes(ctx, in.SeriesID, in.Season)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(eps, func(i, j int) bool {
+		if eps[i].SeasonNumber != eps[j].SeasonNumber {
+			return eps[i].SeasonNumber < eps[j].SeasonNumber
+		}
+		return eps[i].EpisodeNumber < eps[j].EpisodeNumber
+	})
+	out := make([]episodeOut, 0, len(eps))
+	have := 0
+	for _, e := range eps {
+		out = append(out, episodeView(e, false))
+		if e.HasFile {
+			have++
+		}
+	}
+	res := map[string]any{"series_id": s.ID, "series": s.Title, "count": len(out), "with_file": have, "episodes": out}
+	if in.Season != nil {
+		res["season"] = *in.Season
+		if len(out) == 0 {
+			res["note"] = fmt.Sprintf("Sonarr knows no episodes of season %d of this series", *in.Season)
+		}
+	}
+	return res, nil
+}
+
+func (t *tools) missing(ctx context.Context, a toolkit.Args) (any, error) {
+	var in pageArgs
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	page, size := in.norm()
+	p, err := t.c.Missing(ctx, page, size)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]episodeOut, 0, len(p.Records))
+	for _, e := range p.Records {
+		out = append(out, episodeView(e, true))
+	}
+	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "episodes": out}, nil
+}
+
+func parseDay(s string, def time.Time) (time.Time, error) {
+	if s == "" {
+		return def, nil
+	}
+	d, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return time.Time{}, toolerr.New(toolerr.InvalidArgument, "date %q is not a valid YYYY-MM-DD date", s)
+	}
+	return d, nil
+}
+
+func (t *tools) calendar(ctx context.Context, a toolkit.Args) (any, error) {
+	var in struct {
+		Start       string `json:"start"`
+		End         string `json:"end"`
+		Unmonitored bool   `json:"include_unmonitored"`
+	}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	today := t.now().UTC().Truncate(24 * time.Hour)
+	start, err := parseDay(in.Start, today)
+	if err != nil {
+		return nil, err
+	}
+	end, err := parseDay(in.End, start.AddDate(0, 0, 7))
+	if err != nil {
+		return nil, err
+	}
+	if end.Before(start) {
+		return nil, toolerr.New(toolerr.InvalidArgument, "end (%s) is before start (%s)", end.Format(time.DateOnly), start.Format(time.DateOnly))
+	}
+	if end.Sub(start) > 62*24*time.Hour {
+		return nil, toolerr.New(toolerr.InvalidArgument, "start and end are more than 62 days apart; ask for a shorter range")
+	}
+	// end is inclusive: the whole end day.
+	eps, err := t.c.Calendar(ctx, start, end.Add(24*time.Hour-time.Second), in.Unmonitored)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]episodeOut, 0, len(eps))
+	for _, e := range eps {
+		o := episodeView(e, true)
+		if e.AirDateUtc != "" {
+			o.AirDate = e.AirDateUtc
+		}
+		out = append(out, o)
+	}
+	return map[string]any{"start": start.Format(time.DateOnly), "end": end.Format(time.DateOnly), "count": len(out), "episodes": out}, nil
+}
+
+func (t *tools) queue(ctx context.Context, a toolkit.Args) (any, error) {
+	var in pageArgs
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	page, size := in.norm()
+	p, err := t.c.Queue(ctx, page, size)
+	if err != nil {
+		return nil, err
+	}
+	type item struct {
+		ID             int                    `json:"id"`
+		Title          string                 `json:"title"`
+		Series         string                 `json:"series,omitempty"`
+		Episode        string                 `json:"episode,omitempty"`
+		Status         string                 `json:"status"`
+		TrackedStatus  string                 `json:"tracked_status"`
+		TrackedState   string                 `json:"tracked_state"`
+		Progress       float64                `json:"progress_percent"`
+		Timeleft       string                 `json:"time_left,omitempty"`
+		Estimated      string                 `json:"estimated_completion,omitempty"`
+		Quality        string                 `json:"quality"`
+		Protocol       string                 `json:"protocol"`
+		DownloadClient string                 `json:"download_client,omitempty"`
+		Indexer        string                 `json:"indexer,omitempty"`
+		ErrorMessage   string                 `json:"error_message,omitempty"`
+		StatusMessages []arrapi.StatusMessage `json:"status_messages,omitempty"`
+	}
+	out := make([]item, 0, len(p.Records))
+	for _, r := range p.Records {
+		it := item{
+			ID: r.ID, Title: r.Title, Status: r.Status, TrackedStatus: r.TrackedDownloadStatus, TrackedState: r.TrackedDownloadState,
+			Timeleft: r.Timeleft, Estimated: r.EstimatedCompletionTime, Quality: r.Quality.Name(), Protocol: r.Protocol,
+			DownloadClient: r.DownloadClient, Indexer: r.Indexer, ErrorMessage: r.ErrorMessage, StatusMessages: r.StatusMessages,
+		}
+		if r.Size > 0 {
+			it.Progress = float64(int((r.Size-r.Sizeleft)/r.Size*1000)) / 10
+		}
+		if r.Series != nil {
+			it.Series = r.Series.Title
+		}
+		if r.Episode != nil {
+			it.Episode = EpisodeCode(r.Episode.SeasonNumber, r.Episode.EpisodeNumber)
+		}
+		out = append(out, it)
+	}
+	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "items": out}, nil
+}
+
+// historyEvents maps EpisodeHistoryEventType names to the numbers the
+// eventType query parameter takes.
+var historyEvents = map[string]int{
+	"grabbed": 1, "seriesFolderImported": 2, "downloadFolderImported": 3, "downloadFailed": 4,
+	"episodeFileDeleted": 5, "episodeFileRenamed": 6, "downloadIgnored": 7,
+}
+
+// historyData lists the members of a history record's data that are shown;
+// the rest (download URLs, paths, ids of other systems) is left out.
+var historyData = []string{"indexer", "releaseGroup", "downloadClient", "downloadClientName", "reason", "message", "size", "protocol"}
+
+func (t *tools) history(ctx context.Context, a toolkit.Args) (any, error) {
+	var in struct {
+		pageArgs
+		SeriesID  int    `json:"series_id"`
+		EpisodeID int    `json:"episode_id"`
+		EventType string `json:"event_type"`
+	}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	ev := 0
+	if in.EventType != "" {
+		n, ok := historyEvents[in.EventType]
+		if !ok {
+			return nil, toolerr.New(toolerr.InvalidArgument, "unknown event_type %q", in.EventType)
+		}
+		ev = n
+	}
+	page, size := in.norm()
+	p, err := t.c.History(ctx, HistoryQuery{Page: page, PageSize: size, SeriesID: in.SeriesID, EpisodeID: in.EpisodeID, EventType: ev})
+	if err != nil {
+		return nil, err
+	}
+	type item struct {
+		Date        string            `json:"date"`
+		EventType   string            `json:"event_type"`
+		SourceTitle string            `json:"source_title"`
+		Series      string            `json:"series,omitempty"`
+		SeriesID    int               `json:"series_id"`
+		Episode     string            `json:"episode,omitempty"`
+		EpisodeID   int               `json:"episode_id"`
+		Quality     string            `json:"quality"`
+		Details     map[string]string `json:"details,omitempty"`
+	}
+	out := make([]item, 0, len(p.Records))
+	for _, r := range p.Records {
+		it := item{Date: r.Date, EventType: r.EventType, SourceTitle: r.SourceTitle, SeriesID: r.SeriesID, EpisodeID: r.EpisodeID, Quality: r.Quality.Name()}
+		if r.Series != nil {
+			it.Series = r.Series.Title
+		}
+		if r.Episode != nil {
+			it.Episode = EpisodeCode(r.Episode.SeasonNumber, r.Episode.EpisodeNumber)
+		}
+		for _, k := range historyData {
+			if v := r.Data[k]; v != "" && !arrapi.SensitiveLink(v) {
+				if it.Details == nil {
+					it.Details = map[string]string{}
+				}
+				it.Details[k] = v
+			}
+		}
+		out = append(out, it)
+	}
+	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "records": out}, nil
+}
+
+func (t *tools) health(ctx context.Context, _ toolkit.Args) (any, error) {
+	st, err := t.c.api.SystemStatus(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h, err := t.c.api.Health(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if h == nil {
+		h = []arrapi.Health{}
+	}
+	return map[string]any{"app": st.AppName, "version": st.Version, "branch": st.Branch, "start_time": st.StartTime, "checks": h, "ok": len(h) == 0}, nil
+}
+
+func (t *tools) diskSpace(ctx context.Context, _ toolkit.Args) (any, error) {
+	d, err := t.c.api.DiskSpace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type disk struct {
+		Path    string  `json:"path"`
+		Label   string  `json:"label,omitempty"`
+		FreeGB  float64 `json:"free_gb"`
+		TotalGB float64 `json:"total_gb"`
+		FreePct float64 `json:"free_percent"`
+	}
+	out := make([]disk, 0, len(d))
+	for _, x := range d {
+		o := disk{Path: x.Path, Label: x.Label, FreeGB: gb(x.FreeSpace), TotalGB: gb(x.TotalSpace)}
+		if x.TotalSpace > 0 {
+			o.FreePct = float64(x.FreeSpace*1000/x.TotalSpace) / 10
+		}
+		out = append(out, o)
+	}
+	return map[string]any{"disks": out}, nil
+}
+
+func (t *tools) commandStatus(ctx context.Context, a toolkit.Args) (any, error) {
+	var in struct {
+		CommandID int `json:"command_id"`
+	}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	return t.c.api.Command(ctx, in.CommandID)
+}
+
+// releaseOut is a release as the tools show it: stable fields only (no
+// age or peer counts, which change between two searches and would
+// invalidate a grab preview) plus, in search results, the volatile ones.
+type releaseOut struct {
+	GUID            string   `json:"guid"`
+	IndexerID       int      `json:"indexer_id"`
+	Indexer         string   `json:"indexer"`
+	Title           string   `json:"title"`
+	SizeGB          float64  `json:"size_gb"`
+	Size            int64    `json:"size_bytes"`
+	Quality         string   `json:"quality"`
+	Protocol        string   `json:"protocol"`
+	Languages       []string `json:"languages,omitempty"`
+	FullSeason      bool     `json:"full_season"`
+	Season          int      `json:"season"`
+	Episodes        []string `json:"episodes,omitempty"`
+	Approved        bool     `json:"approved"`
+	Rejected        bool     `json:"rejected"`
+	Rejections      []string `json:"rejections"`
+	DownloadAllowed bool     `json:"download_allowed"`
+	CustomFormat    int      `json:"custom_format_score"`
+	AgeDays         *int     `json:"age_days,omitempty"`
+	Seeders         *int     `json:"seeders,omitempty"`
+	Leechers        *int     `json:"leechers,omitempty"`
+}
+
+func releaseView(r Release, volatile bool) releaseOut {
+	season := r.SeasonNumber
+	if r.MappedSeasonNumber != nil {
+		season = *r.MappedSeasonNumber
+	}
+	nums := r.MappedEpisodeNumbers
+	if len(nums) == 0 {
+		nums = r.EpisodeNumbers
+	}
+	var eps []string
+	for _, n := range nums {
+		eps = append(eps, EpisodeCode(season, n))
+	}
+	var langs []string
+	for _, l := range r.Languages {
+		langs = append(langs, l.Name)
+	}
+	rej := r.Rejections
+	if rej == nil {
+		rej = []string{}
+	}
+	o := releaseOut{
+		GUID: arrapi.PublicGUID(r.GUID), IndexerID: r.IndexerID, Indexer: r.Indexer, Title: r.Title,
+		SizeGB: gb(r.Size), Size: r.Size, Quality: r.Quality.Name(), Protocol: r.Protocol, Languages: langs,
+		FullSeason: r.FullSeason, Season: season, Episodes: eps, Approved: r.Approved, Rejected: r.Rejected,
+		Rejections: rej, DownloadAllowed: r.DownloadAllowed, CustomFormat: r.CustomFormatScore,
+	}
+	if volatile {
+		age := r.Age
+		o.AgeDays, o.Seeders, o.Leechers = &age, r.Seeders, r.Leechers
+	}
+	return o
+}
+
+type releaseArgs struct {
+	SeriesID  int  `json:"series_id"`
+	Season    *int `json:"season"`
+	EpisodeID int  `json:"episode_id"`
+	Limit     int  `json:"limit"`
+}
+
+func (t *tools) releaseSearch(ctx context.Context, a toolkit.Args) (any, error) {
+	var in releaseArgs
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	q := ReleaseQuery{}
+	switch {
+	case in.EpisodeID > 0 && (in.SeriesID > 0 || in.Season != nil):
+		return nil, toolerr.New(toolerr.InvalidArgument, "give either episode_id, or series_id and season, not both")
+	case in.EpisodeID > 0:
+		q.EpisodeID = in.EpisodeID
+		// A clear not_found instead of an empty search for a bad id.
+		if _, err := t.c.Episode(ctx, in.EpisodeID); err != nil {
+			return nil, err
+		}
+	case in.SeriesID > 0 && in.Season != nil:
+		q.SeriesID, q.Season = in.SeriesID, in.Season
+		if _, err := t.c.Series(ctx, in.SeriesID); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, toolerr.New(toolerr.InvalidArgument, "give series_id and season (a season search) or episode_id (one episode)")
+	}
+	if in.Limit < 1 {
+		in.Limit = 25
+	}
+	rels, err := t.c.Releases(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]releaseOut, 0, min(len(rels), in.Limit))
+	approved := 0
+	for _, r := range rels {
+		if r.Approved {
+			approved++
+		}
+		if len(out) < in.Limit {
+			out = append(out, releaseView(r, true))
+		}
+	}
+	return map[string]any{
+		"total": len(rels), "approved": approved, "returned": len(out), "releases": out,
+		"note": "To download one, call sonarr_release_grab with series_id, season, guid and indexer_id. A rejected release or download_allowed=false needs force: true and a person's approval.",
+	}, nil
+}

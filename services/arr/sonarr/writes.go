@@ -1,0 +1,289 @@
+package sonarr
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/internal/upstream"
+	"github.com/toolgate/toolgate/services/arr/arrapi"
+)
+
+// noReplacePromise is said with every grab: the service deletes nothing.
+const noReplacePromise = "toolgate deletes no files and promises no replacement: whether an existing episode file is upgraded or replaced after the download is decided by Sonarr's quality profile, upgrade and import rules."
+
+func (t *tools) episodeSearchTool() toolkit.Tool {
+	return toolkit.Tool{
+		Name:  "sonarr_episode_search",
+		Title: "Search exact episodes",
+		Description: "Write: make Sonarr search its indexers for exact episodes of one season (series_id, season, episode numbers) and grab what its rules accept. " +
+			"The preview drops episodes that already have a file and lists the episodes that would be searched; after the user agrees, confirm starts exactly one EpisodeSearch command and returns its id (follow it with sonarr_command_status). " +
+			"Changes no monitoring, runs no other command. To pick one specific release use sonarr_release_search and sonarr_release_grab instead.",
+		Schema:      json.RawMessage(`{"type":"object","properties":{"series_id":{"type":"integer","minimum":1},"season":{"type":"integer","minimum":0,"maximum":1000},"episodes":{"type":"array","items":{"type":"integer","minimum":0,"maximum":100000},"minItems":1,"maxItems":100,"uniqueItems":true,"description":"Episode numbers within the season."}},"required":["series_id","season","episodes"],"additionalProperties":false}`),
+		Annotations: toolkit.Annotations{OpenWorld: true},
+		Write:       &toolkit.Write{Preview: t.previewEpisodeSearch, Apply: t.applyEpisodeSearch},
+	}
+}
+
+// EpisodeSearchPreview is what sonarr_episode_search would do.
+type EpisodeSearchPreview struct {
+	Action   string       `json:"action"`
+	SeriesID int          `json:"series_id"`
+	Series   string       `json:"series"`
+	Season   int          `json:"season"`
+	Search   []episodeOut `json:"search"`
+	Skipped  []episodeOut `json:"skipped_have_file"`
+	Note     string       `json:"note"`
+}
+
+func (t *tools) previewEpisodeSearch(ctx context.Context, a toolkit.Args) (any, error) {
+	var in struct {
+		SeriesID int   `json:"series_id"`
+		Season   int   `json:"season"`
+		Episodes []int `json:"episodes"`
+	}
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	want := slices.Clone(in.Episodes)
+	slices.Sort(want)
+	if len(slices.Compact(slices.Clone(want))) != len(want) {
+		return nil, toolerr.New(toolerr.InvalidArgument, "episodes lists a number twice")
+	}
+	s, err := t.c.Series(ctx, in.SeriesID)
+	if err != nil {
+		return nil, err
+	}
+	season := in.Season
+	eps, err := t.c.Episodes(ctx, in.SeriesID, &season)
+	if err != nil {
+		return nil, err
+	}
+	byNum := map[int]Episode{}
+	for _, e := range eps {
+		if e.SeriesID == in.SeriesID && e.SeasonNumber == in.Season {
+			byNum[e.EpisodeNumber] = e
+		}
+	}
+	p := EpisodeSearchPreview{Action: "start one Sonarr EpisodeSearch command", SeriesID: s.ID, Series: s.Title, Season: in.Season,
+		Search: []episodeOut{}, Skipped: []episodeOut{}}
+	var unknown []string
+	for _, n := range want {
+		e, ok := byNum[n]
+		switch {
+		case !ok:
+			unknown = append(unknown, fmt.Sprint(n))
+		case e.HasFile:
+			p.Skipped = append(p.Skipped, episodeView(e, false))
+		default:
+			p.Search = append(p.Search, episodeView(e, false))
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, toolerr.New(toolerr.InvalidArgument, "%s season %d has no episode %s; list them with sonarr_episodes", s.Title, in.Season, strings.Join(unknown, ", "))
+	}
+	if len(p.Search) == 0 {
+		return nil, toolerr.New(toolerr.InvalidArgument, "every requested episode of %s season %d already has a file; nothing to search (to replace a file, pick a release with sonarr_release_search)", s.Title, in.Season)
+	}
+	p.Note = fmt.Sprintf("Sonarr will search its indexers for these %d episode(s) and grab what its quality rules accept. ", len(p.Search))
+	if len(p.Skipped) > 0 {
+		p.Note += fmt.Sprintf("%d requested episode(s) already have a file and are left out. ", len(p.Skipped))
+	}
+	p.Note += "No monitoring is changed."
+	return p, nil
+}
+
+func (t *tools) applyEpisodeSearch(ctx context.Context, _ toolkit.Args, preview any) (any, error) {
+	p, ok := preview.(EpisodeSearchPreview)
+	if !ok || len(p.Search) == 0 {
+		return nil, toolerr.New(toolerr.Internal, "episode search preview is missing")
+	}
+	ids := make([]int, 0, len(p.Search))
+	for _, e := range p.Search {
+		ids = append(ids, e.ID)
+	}
+	cmd, err := t.c.EpisodeSearch(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"command_id": cmd.ID, "command_status": cmd.Status, "episode_ids": ids,
+		"note": "Sonarr queued the search; follow it with sonarr_command_status and sonarr_queue.",
+	}, nil
+}
+
+func (t *tools) grabTool(timeout time.Duration) toolkit.Tool {
+	return toolkit.Tool{
+		Name:  "sonarr_release_grab",
+		Title: "Grab one release",
+		Description: "Write: hand exactly one release from sonarr_release_search (series_id, season, guid, indexer_id) to Sonarr's download client. " +
+			"The preview searches the indexers again (slow, like sonarr_release_search) and shows title, size, indexer, quality, rejections, download_allowed and the episode files that already exist; after the user agrees, confirm grabs it. " +
+			"A release Sonarr rejected or marked download_allowed=false needs force: true already in the preview, and a person must approve it. Deletes nothing; replacement of existing files is up to Sonarr's quality rules.",
+		Schema:      json.RawMessage(`{"type":"object","properties":{"series_id":{"type":"integer","minimum":1},"season":{"type":"integer","minimum":0,"maximum":1000},"episode_id":{"type":"integer","minimum":1,"description":"Only if the release came from an episode search (episode_id)."},"guid":{"type":"string","minLength":1,"maxLength":2000,"description":"The release's guid exactly as sonarr_release_search returned it."},"indexer_id":{"type":"integer","minimum":1},"force":{"type":"boolean","description":"Grab although Sonarr rejected the release; needs a person's approval."}},"required":["series_id","season","guid","indexer_id"],"additionalProperties":false}`),
+		Annotations: toolkit.Annotations{OpenWorld: true},
+		Timeout:     timeout,
+		Write:       &toolkit.Write{Preview: t.previewGrab, Apply: t.applyGrab},
+	}
+}
+
+// GrabPreview is what sonarr_release_grab would do.
+type GrabPreview struct {
+	Action        string         `json:"action"`
+	SeriesID      int            `json:"series_id"`
+	Series        string         `json:"series"`
+	Season        int            `json:"season"`
+	SearchedBy    string         `json:"searched_by"`
+	Release       releaseOut     `json:"release"`
+	Force         bool           `json:"force"`
+	NeedsForce    bool           `json:"needs_force"`
+	ExistingFiles []existingFile `json:"existing_files"`
+	Note          string         `json:"note"`
+
+	// guid is the release's real GUID; it may carry an indexer passkey, so
+	// it is never shown (Release.GUID is its public form).
+	guid string
+}
+
+type existingFile struct {
+	Episode      string  `json:"episode"`
+	RelativePath string  `json:"relative_path"`
+	Quality      string  `json:"quality"`
+	SizeGB       float64 `json:"size_gb"`
+	ReleaseGroup string  `json:"release_group,omitempty"`
+}
+
+type grabArgs struct {
+	SeriesID  int    `json:"series_id"`
+	Season    int    `json:"season"`
+	EpisodeID int    `json:"episode_id"`
+	GUID      string `json:"guid"`
+	IndexerID int    `json:"indexer_id"`
+	Force     bool   `json:"force"`
+}
+
+func (t *tools) previewGrab(ctx context.Context, a toolkit.Args) (any, error) {
+	var in grabArgs
+	if err := a.Decode(&in); err != nil {
+		return nil, err
+	}
+	if err := upstream.HeaderValue(in.GUID); err != nil {
+		return nil, toolerr.New(toolerr.InvalidArgument, "guid must not contain control characters")
+	}
+	s, err := t.c.Series(ctx, in.SeriesID)
+	if err != nil {
+		return nil, err
+	}
+	season := in.Season
+	eps, err := t.c.Episodes(ctx, in.SeriesID, &season)
+	if err != nil {
+		return nil, err
+	}
+	q := ReleaseQuery{SeriesID: in.SeriesID, Season: &season}
+	by := fmt.Sprintf("season %d", in.Season)
+	if in.EpisodeID > 0 {
+		i := slices.IndexFunc(eps, func(e Episode) bool { return e.ID == in.EpisodeID })
+		if i < 0 {
+			return nil, toolerr.New(toolerr.InvalidArgument, "episode %d is not in %s season %d", in.EpisodeID, s.Title, in.Season)
+		}
+		q = ReleaseQuery{EpisodeID: in.EpisodeID}
+		by = "episode " + EpisodeCode(in.Season, eps[i].EpisodeNumber)
+	}
+	rels, err := t.c.Releases(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(rels, func(r Release) bool { return r.IndexerID == in.IndexerID && arrapi.MatchGUID(in.GUID, r.GUID) })
+	if i < 0 {
+		return nil, toolerr.New(toolerr.NotFound,
+			"a fresh search of %s %s does not offer this release (guid and indexer_id) any more; nothing was grabbed — search again with sonarr_release_search and pick a current result", s.Title, by)
+	}
+	r := rels[i]
+	p := GrabPreview{
+		Action: "grab this release with Sonarr", SeriesID: s.ID, Series: s.Title, Season: in.Season, SearchedBy: by,
+		Release: releaseView(r, false), Force: in.Force, NeedsForce: r.Rejected || !r.Approved || !r.DownloadAllowed,
+		ExistingFiles: []existingFile{}, guid: r.GUID,
+	}
+	if p.NeedsForce && !in.Force {
+		why := "Sonarr rejected this release"
+		if len(r.Rejections) > 0 {
+			why += " (" + strings.Join(r.Rejections, "; ") + ")"
+		}
+		if !r.DownloadAllowed {
+			why += " and reports download_allowed=false"
+		}
+		return nil, toolerr.New(toolerr.Forbidden,
+			"%s; nothing was grabbed. Grabbing it anyway needs force: true in a new preview, and a person must approve that ticket", why)
+	}
+	files, err := t.c.EpisodeFiles(ctx, in.SeriesID)
+	if err != nil {
+		return nil, err
+	}
+	p.ExistingFiles = existing(r, in.Season, eps, files)
+	p.Note = noReplacePromise
+	if p.NeedsForce {
+		p.Note = "FORCED: Sonarr's own rules reject this release. " + p.Note
+	}
+	return p, nil
+}
+
+// existing lists the files of the season's episodes the release covers.
+func existing(r Release, season int, eps []Episode, files []EpisodeFile) []existingFile {
+	covered := map[int]bool{} // episode id
+	switch {
+	case len(r.MappedEpisodeInfo) > 0:
+		for _, m := range r.MappedEpisodeInfo {
+			covered[m.ID] = true
+		}
+	case r.FullSeason:
+		for _, e := range eps {
+			covered[e.ID] = true
+		}
+	default:
+		nums := r.MappedEpisodeNumbers
+		if len(nums) == 0 {
+			nums = r.EpisodeNumbers
+		}
+		for _, e := range eps {
+			if slices.Contains(nums, e.EpisodeNumber) {
+				covered[e.ID] = true
+			}
+		}
+	}
+	byFile := map[int]EpisodeFile{}
+	for _, f := range files {
+		byFile[f.ID] = f
+	}
+	out := []existingFile{}
+	for _, e := range eps {
+		if !covered[e.ID] || !e.HasFile || e.SeasonNumber != season {
+			continue
+		}
+		ef := existingFile{Episode: EpisodeCode(e.SeasonNumber, e.EpisodeNumber)}
+		if f, ok := byFile[e.EpisodeFileID]; ok {
+			ef.RelativePath, ef.Quality, ef.SizeGB, ef.ReleaseGroup = f.RelativePath, f.Quality.Name(), gb(f.Size), f.ReleaseGroup
+		}
+		out = append(out, ef)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Episode < out[j].Episode })
+	return out
+}
+
+func (t *tools) applyGrab(ctx context.Context, _ toolkit.Args, preview any) (any, error) {
+	p, ok := preview.(GrabPreview)
+	if !ok || p.guid == "" {
+		return nil, toolerr.New(toolerr.Internal, "grab preview is missing")
+	}
+	if err := t.c.Grab(ctx, p.guid, p.Release.IndexerID); err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"grabbed": true, "title": p.Release.Title, "indexer": p.Release.Indexer,
+		"note": "Sonarr handed the release to its download client; follow it with sonarr_queue. " + noReplacePromise,
+	}, nil
+}
