@@ -1,0 +1,648 @@
+// Package fakefrigate is a fake Frigate NVR for tests and the demo profile.
+// It answers the part of Frigate's API (dev 0.18) the frigate tool service
+// uses, with the real paths, parameters, field names and status codes:
+// POST /api/login setting the frigate_token cookie (401 on a bad password),
+// plain-text health and version, stats, config, profile, events with their
+// filters and sort orders, semantic search (enabled or not), event
+// snapshots and latest frames as generated JPEGs. Like Frigate on its
+// authenticated port 8971, every other endpoint needs the session cookie or
+// a bearer token.
+package fakefrigate
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/image/draw"
+)
+
+// CookieName is Frigate's default auth.cookie_name.
+const CookieName = "frigate_token"
+
+// Camera is one configured camera.
+type Camera struct {
+	Name          string
+	Enabled       bool
+	DetectEnabled bool
+	Zones         []string
+	Track         []string
+	// RTSP is the camera's input URL; it usually holds credentials, which
+	// is why the service must never pass configuration through.
+	RTSP string
+	FPS  float64
+}
+
+// Event is one tracked object.
+type Event struct {
+	ID       string
+	Camera   string
+	Label    string
+	SubLabel string
+	Zones    []string
+	Start    float64
+	// End is zero while the event is in progress.
+	End         float64
+	HasClip     bool
+	HasSnapshot bool
+	Score       float64
+	// Description is generated text; semantic description search matches it.
+	Description string
+}
+
+// Options seed a Fake.
+type Options struct {
+	// Users maps user names to passwords for POST /api/login.
+	Users map[string]string
+	// Tokens are bearer tokens accepted as if issued by /api/login.
+	Tokens  []string
+	Version string
+	Cameras []Camera
+	Events  []Event
+	// SemanticSearch is Frigate's semantic_search.enabled.
+	SemanticSearch bool
+	// Unauthenticated serves like Frigate's internal port 5000: nothing
+	// needs a session.
+	Unauthenticated bool
+}
+
+// Fake is a fake Frigate. It is safe for concurrent use.
+type Fake struct {
+	mu       sync.Mutex
+	opts     Options
+	sessions map[string]bool
+	logins   int
+	frames   map[string][]byte // camera -> full-size JPEG
+	requests []string
+}
+
+// New returns a fake seeded with opts.
+func New(opts Options) *Fake {
+	if opts.Version == "" {
+		opts.Version = "0.18.2-4d1a5c7"
+	}
+	f := &Fake{opts: opts, sessions: map[string]bool{}, frames: map[string][]byte{}}
+	for _, t := range opts.Tokens {
+		f.sessions[t] = true
+	}
+	return f
+}
+
+// Revoke ends every session issued by /api/login (as a JWT secret rotation
+// or a Frigate restart with a new secret would); bearer tokens from
+// Options.Tokens are revoked too.
+func (f *Fake) Revoke() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sessions = map[string]bool{}
+}
+
+// SetSemanticSearch turns semantic search on or off.
+func (f *Fake) SetSemanticSearch(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.opts.SemanticSearch = on
+}
+
+// Logins is the number of POST /api/login requests received.
+func (f *Fake) Logins() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.logins
+}
+
+// Requests lists "METHOD path?query" for every request received.
+func (f *Fake) Requests() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.requests...)
+}
+
+// Handler serves the API under /api.
+func (f *Fake) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/login", f.login)
+	mux.HandleFunc("GET /api/{$}", func(w http.ResponseWriter, _ *http.Request) {
+		text(w, http.StatusOK, "Frigate is running. Alive and healthy!")
+	})
+	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
+		f.mu.Lock()
+		v := f.opts.Version
+		f.mu.Unlock()
+		text(w, http.StatusOK, v)
+	})
+	mux.Handle("GET /api/profile", f.auth(f.profile))
+	mux.Handle("GET /api/stats", f.auth(f.stats))
+	mux.Handle("GET /api/config", f.auth(f.config))
+	mux.Handle("GET /api/events", f.auth(f.events))
+	mux.Handle("GET /api/events/search", f.auth(f.search))
+	mux.Handle("GET /api/events/{id}", f.auth(f.event))
+	mux.Handle("GET /api/events/{id}/snapshot.jpg", f.auth(f.snapshot))
+	mux.Handle("GET /api/{camera}/{file}", f.auth(f.latest))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.requests = append(f.requests, r.Method+" "+r.URL.RequestURI())
+		f.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func text(w http.ResponseWriter, status int, s string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(s))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func message(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"success": false, "message": msg})
+}
+
+func (f *Fake) login(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		User     *string `json:"user"`
+		Password *string `json:"password"`
+	}
+	f.mu.Lock()
+	f.logins++
+	f.mu.Unlock()
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&body); err != nil || body.User == nil || body.Password == nil {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []map[string]any{{"type": "missing", "loc": []string{"body"}, "msg": "Field required"}}})
+		return
+	}
+	f.mu.Lock()
+	want, ok := f.opts.Users[*body.User]
+	f.mu.Unlock()
+	if !ok || want != *body.Password {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Login failed"})
+		return
+	}
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	tok := "eyJhbGciOiJIUzI1NiJ9." + hex.EncodeToString(b)
+	f.mu.Lock()
+	f.sessions[tok] = true
+	f.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: tok, Path: "/", HttpOnly: true, Expires: time.Now().Add(24 * time.Hour)})
+	w.WriteHeader(http.StatusOK)
+}
+
+// auth admits a request with a live session cookie or bearer token.
+func (f *Fake) auth(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		open := f.opts.Unauthenticated
+		ok := open
+		if c, err := r.Cookie(CookieName); err == nil && f.sessions[c.Value] {
+			ok = true
+		}
+		if tok, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); found && f.sessions[tok] {
+			ok = true
+		}
+		f.mu.Unlock()
+		if !ok {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Authentication required"})
+			return
+		}
+		next(w, r)
+	})
+}
+
+func (f *Fake) profile(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"username": "viewer", "role": "viewer", "allowed_cameras": nil})
+}
+
+func (f *Fake) stats(w http.ResponseWriter, _ *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cams := map[string]any{}
+	total := 0.0
+	for i, c := range f.opts.Cameras {
+		det := 0.0
+		if c.DetectEnabled {
+			det = 1.5
+		}
+		total += det
+		cams[c.Name] = map[string]any{
+			"camera_fps": c.FPS, "process_fps": c.FPS, "skipped_fps": 0.0, "detection_fps": det,
+			"detection_enabled": c.DetectEnabled, "pid": 400 + i, "capture_pid": 500 + i, "ffmpeg_pid": 600 + i,
+			"audio_rms": 0.0, "audio_dBFS": 0.0,
+		}
+	}
+	now := float64(time.Now().Unix())
+	writeJSON(w, http.StatusOK, map[string]any{
+		"cameras":       cams,
+		"detectors":     map[string]any{"coral": map[string]any{"inference_speed": 8.42, "detection_start": 0.0, "pid": 301}},
+		"detection_fps": total,
+		"cpu_usages":    map[string]any{"1": map[string]any{"cmdline": "/usr/lib/ffmpeg/7.0/bin/ffmpeg -i rtsp://admin:camera-password@10.0.0.21/stream", "cpu": "3.1", "mem": "0.7"}},
+		"processes":     map[string]any{"go2rtc": map[string]any{"pid": 77}},
+		"service": map[string]any{
+			"uptime": 86400, "version": f.opts.Version, "latest_version": f.opts.Version, "last_updated": now,
+			"storage":      map[string]any{"/media/frigate/recordings": map[string]any{"total": 1000000.0, "used": 250000.0, "free": 750000.0, "mount_type": "ext4"}},
+			"temperatures": map[string]any{},
+		},
+	})
+}
+
+func (f *Fake) config(w http.ResponseWriter, _ *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cams := map[string]any{}
+	labels := map[string]bool{}
+	for _, c := range f.opts.Cameras {
+		zones := map[string]any{}
+		for _, z := range c.Zones {
+			zones[z] = map[string]any{"coordinates": "0.1,0.1,0.9,0.1,0.9,0.9,0.1,0.9", "objects": []string{}}
+		}
+		for _, l := range c.Track {
+			labels[l] = true
+		}
+		cams[c.Name] = map[string]any{
+			"name": c.Name, "enabled": c.Enabled,
+			"ffmpeg":    map[string]any{"inputs": []map[string]any{{"path": c.RTSP, "roles": []string{"detect", "record"}}}},
+			"detect":    map[string]any{"enabled": c.DetectEnabled, "width": 1280, "height": 720, "fps": 5},
+			"zones":     zones,
+			"objects":   map[string]any{"track": c.Track},
+			"snapshots": map[string]any{"enabled": true},
+		}
+	}
+	track := make([]string, 0, len(labels))
+	for l := range labels {
+		track = append(track, l)
+	}
+	sort.Strings(track)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"cameras":         cams,
+		"objects":         map[string]any{"track": track},
+		"semantic_search": map[string]any{"enabled": f.opts.SemanticSearch, "reindex": false, "model_size": "small"},
+		"mqtt":            map[string]any{"enabled": true, "host": "mqtt.lan", "user": "frigate", "password": "mqtt-password-in-config"},
+		"auth":            map[string]any{"enabled": true, "cookie_name": CookieName},
+	})
+}
+
+// eventJSON renders an event as Frigate's EventResponse.
+func eventJSON(e Event, thumbnails bool) map[string]any {
+	var end any
+	if e.End != 0 {
+		end = e.End
+	}
+	var sub any
+	if e.SubLabel != "" {
+		sub = e.SubLabel
+	}
+	zones := e.Zones
+	if zones == nil {
+		zones = []string{}
+	}
+	out := map[string]any{
+		"id": e.ID, "label": e.Label, "sub_label": sub, "camera": e.Camera, "start_time": e.Start, "end_time": end,
+		"false_positive": nil, "zones": zones, "thumbnail": nil, "has_clip": e.HasClip, "has_snapshot": e.HasSnapshot,
+		"retain_indefinitely": false, "plus_id": nil, "model_hash": "a1b2c3", "detector_type": "edgetpu", "model_type": "ssd",
+		"data": map[string]any{"type": "object", "score": e.Score, "top_score": e.Score, "description": e.Description,
+			"box": []float64{0.4, 0.3, 0.1, 0.3}, "region": []float64{0.3, 0.2, 0.3, 0.5}, "attributes": []any{}},
+	}
+	if thumbnails {
+		out["thumbnail"] = base64.StdEncoding.EncodeToString([]byte("thumbnail-bytes-of-" + e.ID))
+	}
+	return out
+}
+
+func list(v string) []string {
+	if v == "" || v == "all" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func floatArg(r *http.Request, name string) (float64, bool, bool) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, false, true
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	return f, true, err == nil
+}
+
+// filter applies the shared /events and /events/search filters.
+func filter(r *http.Request, events []Event) ([]Event, bool) {
+	q := r.URL.Query()
+	cams, labels, zones, subs := list(q.Get("cameras")), list(q.Get("labels")), list(q.Get("zones")), list(q.Get("sub_labels"))
+	after, hasAfter, ok1 := floatArg(r, "after")
+	before, hasBefore, ok2 := floatArg(r, "before")
+	minScore, hasMin, ok3 := floatArg(r, "min_score")
+	maxScore, hasMax, ok4 := floatArg(r, "max_score")
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return nil, false
+	}
+	flag := func(name string) (bool, bool) {
+		v := q.Get(name)
+		return v == "1" || v == "true", v != ""
+	}
+	hasClip, fClip := flag("has_clip")
+	hasSnap, fSnap := flag("has_snapshot")
+	inProg, fProg := flag("in_progress")
+	var out []Event
+	for _, e := range events {
+		switch {
+		case cams != nil && !contains(cams, e.Camera),
+			labels != nil && !contains(labels, e.Label),
+			subs != nil && !subMatch(subs, e.SubLabel),
+			zones != nil && !zoneMatch(zones, e.Zones),
+			hasAfter && after != 0 && !(e.Start > after),
+			hasBefore && before != 0 && !(e.Start < before),
+			hasMin && e.Score < minScore,
+			hasMax && e.Score > maxScore,
+			fClip && e.HasClip != hasClip,
+			fSnap && e.HasSnapshot != hasSnap,
+			fProg && (e.End == 0) != inProg:
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, true
+}
+
+func subMatch(want []string, sub string) bool {
+	for _, w := range want {
+		if w == "None" && sub == "" {
+			return true
+		}
+		for _, part := range strings.Split(sub, ",") {
+			if strings.TrimSpace(part) == w && w != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func zoneMatch(want, zones []string) bool {
+	for _, w := range want {
+		if w == "None" && len(zones) == 0 || contains(zones, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Fake) snapshotEvents() []Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Event(nil), f.opts.Events...)
+}
+
+func (f *Fake) events(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit := 100
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			validation(w, "limit")
+			return
+		}
+		limit = n
+	}
+	events, ok := filter(r, f.snapshotEvents())
+	if !ok {
+		validation(w, "query")
+		return
+	}
+	var less func(a, b Event) bool
+	switch q.Get("sort") {
+	case "score_asc":
+		less = func(a, b Event) bool { return a.Score < b.Score }
+	case "score_desc":
+		less = func(a, b Event) bool { return a.Score > b.Score }
+	case "date_asc":
+		less = func(a, b Event) bool { return a.Start < b.Start }
+	default:
+		less = func(a, b Event) bool { return a.Start > b.Start }
+	}
+	sort.SliceStable(events, func(i, j int) bool { return less(events[i], events[j]) })
+	if limit >= 0 && len(events) > limit {
+		events = events[:limit]
+	}
+	thumbs := q.Get("include_thumbnails") != "0"
+	out := make([]map[string]any, 0, len(events))
+	for _, e := range events {
+		out = append(out, eventJSON(e, thumbs))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func validation(w http.ResponseWriter, field string) {
+	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []map[string]any{{"type": "parsing", "loc": []string{"query", field}, "msg": "Input should be a valid number"}}})
+}
+
+func (f *Fake) search(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	query := strings.ToLower(strings.TrimSpace(q.Get("query")))
+	if query == "" && q.Get("event_id") == "" {
+		message(w, http.StatusBadRequest, "A search query must be supplied")
+		return
+	}
+	f.mu.Lock()
+	enabled := f.opts.SemanticSearch
+	f.mu.Unlock()
+	if !enabled {
+		message(w, http.StatusBadRequest, "Semantic search is not enabled")
+		return
+	}
+	limit := 50
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			validation(w, "limit")
+			return
+		}
+		limit = n
+	}
+	searchType := q.Get("search_type")
+	if searchType == "" {
+		searchType = "thumbnail"
+	}
+	events, ok := filter(r, f.snapshotEvents())
+	if !ok {
+		validation(w, "query")
+		return
+	}
+	words := strings.Fields(query)
+	type hit struct {
+		e      Event
+		d      float64
+		source string
+	}
+	var hits []hit
+	for _, e := range events {
+		best, source := 2.0, ""
+		for _, st := range strings.Split(searchType, ",") {
+			var corpus string
+			switch st {
+			case "thumbnail":
+				corpus = strings.ToLower(e.Label + " " + e.SubLabel + " " + e.Camera + " " + strings.Join(e.Zones, " "))
+			case "description":
+				corpus = strings.ToLower(e.Description)
+			default:
+				continue
+			}
+			n := 0
+			for _, wd := range words {
+				if strings.Contains(corpus, wd) {
+					n++
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			if d := 1 - float64(n)/float64(len(words))*0.8; d < best {
+				best, source = d, st
+			}
+		}
+		if source != "" {
+			hits = append(hits, hit{e, best, source})
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].d < hits[j].d })
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	out := make([]map[string]any, 0, len(hits))
+	for _, h := range hits {
+		m := eventJSON(h.e, q.Get("include_thumbnails") != "0")
+		m["search_distance"] = h.d
+		m["search_source"] = h.source
+		out = append(out, m)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (f *Fake) find(id string) (Event, bool) {
+	for _, e := range f.snapshotEvents() {
+		if e.ID == id {
+			return e, true
+		}
+	}
+	return Event{}, false
+}
+
+func (f *Fake) event(w http.ResponseWriter, r *http.Request) {
+	e, ok := f.find(r.PathValue("id"))
+	if !ok {
+		message(w, http.StatusNotFound, "Event not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, eventJSON(e, true))
+}
+
+func (f *Fake) snapshot(w http.ResponseWriter, r *http.Request) {
+	e, ok := f.find(r.PathValue("id"))
+	if !ok || !e.HasSnapshot {
+		message(w, http.StatusNotFound, "Event not found")
+		return
+	}
+	f.serveJPEG(w, r, e.Camera+"/"+e.ID, cameraColor(e.Camera))
+}
+
+func (f *Fake) latest(w http.ResponseWriter, r *http.Request) {
+	cam, file := r.PathValue("camera"), r.PathValue("file")
+	ext, isLatest := strings.CutPrefix(file, "latest.")
+	if !isLatest {
+		message(w, http.StatusNotFound, "Not found")
+		return
+	}
+	f.mu.Lock()
+	known := false
+	for _, c := range f.opts.Cameras {
+		known = known || c.Name == cam
+	}
+	f.mu.Unlock()
+	if !known {
+		message(w, http.StatusNotFound, "Camera named "+cam+" not found")
+		return
+	}
+	if ext != "jpg" && ext != "jpeg" {
+		validation(w, "extension")
+		return
+	}
+	f.serveJPEG(w, r, cam, cameraColor(cam))
+}
+
+func (f *Fake) serveJPEG(w http.ResponseWriter, r *http.Request, key string, c color.RGBA) {
+	f.mu.Lock()
+	full, ok := f.frames[key]
+	if !ok {
+		full = Frame(1280, 720, c)
+		f.frames[key] = full
+	}
+	f.mu.Unlock()
+	data := full
+	if h, err := strconv.Atoi(r.URL.Query().Get("height")); err == nil && h > 0 && h < 720 {
+		src, _ := jpeg.Decode(bytes.NewReader(full))
+		dst := image.NewRGBA(image.Rect(0, 0, 1280*h/720, h))
+		draw.ApproxBiLinear.Scale(dst, dst.Bounds(), src, src.Bounds(), draw.Src, nil)
+		var buf bytes.Buffer
+		_ = jpeg.Encode(&buf, dst, &jpeg.Options{Quality: 80})
+		data = buf.Bytes()
+	}
+	w.Header().Set("Content-Type", "image/jpeg")
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	_, _ = w.Write(data)
+}
+
+func cameraColor(name string) color.RGBA {
+	var h byte
+	for i := 0; i < len(name); i++ {
+		h = h*31 + name[i]
+	}
+	return color.RGBA{R: 60 + h%120, G: 90 + (h/3)%100, B: 120 + (h/7)%100, A: 255}
+}
+
+// Frame draws a w×h JPEG that looks like a camera frame: a sky-to-ground
+// gradient, a house-like block and noise, so it compresses like a photo
+// rather than a flat colour.
+func Frame(w, h int, tint color.RGBA) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	seed := uint32(tint.R)<<16 | uint32(tint.G)<<8 | uint32(tint.B)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			seed = seed*1664525 + 1013904223
+			n := byte(seed >> 27)
+			c := color.RGBA{R: tint.R/2 + byte(y*100/h) + n, G: tint.G/2 + byte(y*80/h) + n, B: tint.B/2 + n, A: 255}
+			if y > h*2/3 {
+				c = color.RGBA{R: 40 + n, G: 90 + byte(x*60/w) + n, B: 40 + n, A: 255}
+			}
+			if x > w/3 && x < w*2/3 && y > h/3 && y < h*5/6 {
+				c = color.RGBA{R: 150 + n, G: 110 + n, B: 80 + n, A: 255}
+			}
+			img.SetRGBA(x, y, c)
+		}
+	}
+	var buf bytes.Buffer
+	_ = jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90})
+	return buf.Bytes()
+}

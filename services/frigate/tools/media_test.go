@@ -1,0 +1,106 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"image"
+	"image/jpeg"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+func imageOf(t *testing.T, res *mcp.CallToolResult) (image.Image, int) {
+	t.Helper()
+	for _, c := range res.Content {
+		if ic, ok := c.(mcp.ImageContent); ok {
+			if ic.MIMEType != "image/jpeg" {
+				t.Fatalf("MIME type %s", ic.MIMEType)
+			}
+			data, err := base64.StdEncoding.DecodeString(ic.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := jpeg.Decode(bytes.NewReader(data))
+			if err != nil {
+				t.Fatalf("not a JPEG: %v", err)
+			}
+			return img, len(data)
+		}
+	}
+	t.Fatalf("no image content in %+v", res.Content)
+	return nil, 0
+}
+
+func TestSnapshotsAreBounded(t *testing.T) {
+	withSnap := demoEvents()[0]
+	noSnap := demoEvents()[1]
+	tests := []struct {
+		name      string
+		set       func(*Settings)
+		tool      string
+		args      map[string]any
+		maxHeight int
+		maxBytes  int
+	}{
+		{"event snapshot at the default bound", nil, "frigate_get_event_snapshot", map[string]any{"eventId": withSnap.ID}, 720, DefaultImageMaxBytes},
+		{"event snapshot, smaller height asked", nil, "frigate_get_event_snapshot", map[string]any{"eventId": withSnap.ID, "height": 180, "crop": true}, 180, DefaultImageMaxBytes},
+		{"latest frame under a tight byte budget", func(s *Settings) { s.ImageMaxBytes = 12 << 10 }, "frigate_get_latest_frame", map[string]any{"camera": "driveway"}, 720, 12 << 10},
+		{"latest frame, height above the cap", func(s *Settings) { s.ImageMaxHeight = 240 }, "frigate_get_latest_frame", map[string]any{"camera": "driveway", "height": 1080}, 240, DefaultImageMaxBytes},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, harnessOpts{settings: tc.set})
+			res := h.raw(t, tc.tool, tc.args)
+			if res.IsError {
+				t.Fatalf("failed: %+v", res.Content)
+			}
+			img, n := imageOf(t, res)
+			if img.Bounds().Dy() > tc.maxHeight || n > tc.maxBytes {
+				t.Errorf("image %dx%d, %d bytes; bound height %d, bytes %d", img.Bounds().Dx(), img.Bounds().Dy(), n, tc.maxHeight, tc.maxBytes)
+			}
+			var raw map[string]any
+			b, _ := json.Marshal(res.StructuredContent)
+			if err := json.Unmarshal(b, &raw); err != nil {
+				t.Fatal(err)
+			}
+			if raw["height"] != float64(img.Bounds().Dy()) || raw["bytes"] != float64(n) {
+				t.Errorf("details do not describe the image: %v", raw)
+			}
+			assertNoSecrets(t, h)
+		})
+	}
+
+	t.Run("event without a snapshot", func(t *testing.T) {
+		h := newHarness(t, harnessOpts{})
+		msg := h.mustFail(t, "frigate_get_event_snapshot", map[string]any{"eventId": noSnap.ID}, "not_found")
+		if !strings.Contains(msg, "no snapshot") {
+			t.Errorf("message: %q", msg)
+		}
+		if n := len(h.requests("snapshot.jpg")); n != 0 {
+			t.Error("snapshot requested for an event without one")
+		}
+	})
+	t.Run("unknown camera", func(t *testing.T) {
+		h := newHarness(t, harnessOpts{})
+		h.mustFail(t, "frigate_get_latest_frame", map[string]any{"camera": "attic"}, "not_found")
+		h.mustFail(t, "frigate_get_latest_frame", map[string]any{"camera": "../config"}, "invalid_argument")
+	})
+	t.Run("not a JPEG", func(t *testing.T) {
+		h := newHarness(t, harnessOpts{front: func(_ *harness, next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, "latest.jpg") {
+					w.Header().Set("Content-Type", "image/jpeg")
+					_, _ = w.Write([]byte(errorBody))
+					return
+				}
+				next.ServeHTTP(w, r)
+			})
+		}})
+		h.mustFail(t, "frigate_get_latest_frame", map[string]any{"camera": "driveway"}, "upstream_unavailable")
+		assertNoSecrets(t, h)
+	})
+}

@@ -1,0 +1,240 @@
+// Package tools is the frigate tool service's domain: read-only tools over
+// Frigate's API (status, cameras, capabilities, events, semantic search,
+// snapshots and latest frames) with a camera scope, bounded time windows,
+// explicit completeness reporting and bounded images.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/internal/upstream"
+	"github.com/toolgate/toolgate/services/frigate/client"
+)
+
+// TestedRelease is the Frigate release the contracts were checked against.
+const TestedRelease = "0.18.2"
+
+// Service holds what every frigate tool needs.
+type Service struct {
+	set   Settings
+	fc    *client.Client
+	scope Scope
+	// sem bounds concurrent tool calls; a full bound answers busy at once.
+	sem chan struct{}
+	now func() time.Time
+	// semantic is the semantic-search capability last observed by a search.
+	semantic atomic.Value
+}
+
+// NewClient builds the Frigate client from the settings.
+func NewClient(set Settings, log *slog.Logger) (*client.Client, error) {
+	return client.New(client.Config{
+		Upstream: upstream.Config{
+			Name:    "Frigate",
+			BaseURL: set.APIRoot.String(),
+			// Each attempt may use the whole deadline; the call's context
+			// carries the one deadline shared by all of a read's requests.
+			Timeout:       set.Timeout,
+			MaxBytes:      int64(set.MaxResponseBytes),
+			MaxConcurrent: set.MaxConcurrent,
+			CAFile:        set.CAFile,
+			AllowHTTP:     set.AllowHTTP,
+			UserAgent:     "toolgate-frigate",
+			Logger:        log,
+		},
+		Mode: set.Auth, Username: set.Username, Password: set.Password, Token: set.Token, CookieName: set.CookieName,
+	})
+}
+
+// New returns the service over an existing client; now nil means time.Now.
+func New(set Settings, fc *client.Client, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	s := &Service{set: set, fc: fc, scope: NewScope(set.Cameras), sem: make(chan struct{}, set.MaxConcurrent), now: now}
+	s.semantic.Store("unknown")
+	return s
+}
+
+// Ready checks that Frigate answers and accepts the credentials.
+func (s *Service) Ready(ctx context.Context) error {
+	r := s.fc.Begin()
+	if s.fc.Mode() == client.Unauthenticated {
+		resp, err := r.Public(ctx, "/version")
+		if err != nil {
+			return err
+		}
+		return client.StatusErr(resp)
+	}
+	var profile map[string]any
+	return r.GetJSON(ctx, "/profile", nil, &profile)
+}
+
+// readFn is one tool's body; it gets the call's Read and decoded args.
+type readFn func(ctx context.Context, r *client.Read, a toolkit.Args) (any, error)
+
+// read wraps fn with the concurrency bound and the result size limit.
+func (s *Service) read(fn readFn) toolkit.ReadFunc {
+	return func(ctx context.Context, a toolkit.Args) (any, error) {
+		select {
+		case s.sem <- struct{}{}:
+		default:
+			return nil, toolerr.New(toolerr.Busy, "%d Frigate reads are already running (FRIGATE_MAX_CONCURRENT); retry shortly", cap(s.sem))
+		}
+		defer func() { <-s.sem }()
+		out, err := fn(ctx, s.fc.Begin(), a)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := out.(toolkit.Image); ok {
+			return out, nil
+		}
+		data, err := json.Marshal(out)
+		if err != nil {
+			return nil, toolerr.Wrap(toolerr.Internal, err, "cannot encode the result")
+		}
+		if len(data) > s.set.MaxResultBytes {
+			return nil, toolerr.New(toolerr.TooLarge, "the result is %d bytes, over FRIGATE_MAX_RESULT_BYTES (%d); narrow the filters, the window or the limit", len(data), s.set.MaxResultBytes)
+		}
+		return out, nil
+	}
+}
+
+// imageResult is the one place that decides how a picture leaves the
+// service: as MCP image content via the toolkit, with details alongside.
+func imageResult(mime string, data []byte, details any) any {
+	return toolkit.Image{MIMEType: mime, Data: data, Details: details}
+}
+
+// Scope is the camera allowlist.
+type Scope struct {
+	allowed map[string]bool
+	list    []string
+}
+
+// NewScope returns a scope over cameras; none means unrestricted.
+func NewScope(cameras []string) Scope {
+	if len(cameras) == 0 {
+		return Scope{}
+	}
+	s := Scope{allowed: map[string]bool{}}
+	for _, c := range cameras {
+		if !s.allowed[c] {
+			s.allowed[c] = true
+			s.list = append(s.list, c)
+		}
+	}
+	return s
+}
+
+// Restricted reports whether an allowlist is configured.
+func (s Scope) Restricted() bool { return s.allowed != nil }
+
+// Allows reports whether camera may be observed.
+func (s Scope) Allows(camera string) bool { return s.allowed == nil || s.allowed[camera] }
+
+// Name is "restricted" or "unrestricted".
+func (s Scope) Name() string {
+	if s.Restricted() {
+		return "restricted"
+	}
+	return "unrestricted"
+}
+
+// check refuses cameras outside the scope. The message names neither the
+// camera nor the scope's size, so a refusal reveals nothing about either.
+func (s Scope) check(cameras ...string) error {
+	for _, c := range cameras {
+		if !s.Allows(c) {
+			return errOutOfScope
+		}
+	}
+	return nil
+}
+
+var errOutOfScope = toolerr.New(toolerr.Forbidden, "a requested camera is outside this service's camera scope (FRIGATE_CAMERAS); nothing was requested from Frigate")
+
+// cameraFilter returns the cameras to send upstream: the requested ones
+// after the scope check, else the whole scope (nil when unrestricted).
+func (s Scope) cameraFilter(requested []string) ([]string, error) {
+	if len(requested) > 0 {
+		if err := s.check(requested...); err != nil {
+			return nil, err
+		}
+		return requested, nil
+	}
+	return s.list, nil
+}
+
+// Window is a validated event interval in UTC Unix seconds.
+type Window struct {
+	After     float64 `json:"after"`
+	Before    float64 `json:"before"`
+	AfterISO  string  `json:"afterUtc"`
+	BeforeISO string  `json:"beforeUtc"`
+}
+
+// msThreshold: a seconds value this large is in the year 5138; it is a
+// millisecond timestamp from a JavaScript-minded caller.
+const msThreshold = 1e11
+
+func (s *Service) window(after, before float64) (Window, error) {
+	for _, v := range []struct {
+		name string
+		v    float64
+	}{{"after", after}, {"before", before}} {
+		if math.IsNaN(v.v) || math.IsInf(v.v, 0) || v.v < 0 {
+			return Window{}, toolerr.New(toolerr.InvalidArgument, "%s must be a non-negative number of UTC Unix seconds", v.name)
+		}
+		if v.v >= msThreshold {
+			return Window{}, toolerr.New(toolerr.InvalidArgument, "%s looks like milliseconds; after and before are UTC Unix seconds (divide by 1000)", v.name)
+		}
+	}
+	if after >= before {
+		return Window{}, toolerr.New(toolerr.InvalidArgument, "the window is reversed or empty: before must be later than after")
+	}
+	if max := s.set.MaxWindow.Seconds(); before-after > max {
+		return Window{}, toolerr.New(toolerr.InvalidArgument, "the window is %.0f seconds long; at most %.0f are allowed (FRIGATE_EVENTS_MAX_WINDOW_SECONDS): split it into smaller windows", before-after, max)
+	}
+	return Window{After: after, Before: before, AfterISO: unixISO(after), BeforeISO: unixISO(before)}, nil
+}
+
+// classify places a Frigate version in the compatibility baseline.
+func classify(version string) (string, []string) {
+	v := strings.TrimSpace(version)
+	base, suffix, hasSuffix := strings.Cut(v, "-")
+	if base == TestedRelease && (!hasSuffix || isHex(suffix)) {
+		return "supported", nil
+	}
+	var major, minor, patch int
+	if n, _ := fmt.Sscanf(base, "%d.%d.%d", &major, &minor, &patch); n >= 2 && major == 0 && minor < 18 {
+		return "unsupported", []string{"Frigate releases before 0.18 are not supported; results may be wrong or incomplete"}
+	}
+	return "unknown", []string{fmt.Sprintf("this Frigate version was not tested (tested: %s); reads may still work but are not certified", TestedRelease)}
+}
+
+func isHex(s string) bool {
+	if len(s) < 6 || len(s) > 40 {
+		return false
+	}
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdef", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// errorOf renders an error for a component of a partial result.
+func errorOf(err error) map[string]any {
+	return map[string]any{"code": toolerr.CodeOf(err), "message": toolerr.MessageOf(err)}
+}
