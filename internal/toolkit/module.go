@@ -37,6 +37,11 @@ type Name string
 // service's credentials.
 type ReadyFunc func(ctx context.Context) error
 
+// Instructions is a service's guidance for the model, sent at initialize
+// (before the toolkit's note that results are untrusted data); a service
+// module supplies it with fx.Supply(toolkit.Instructions("…")).
+type Instructions string
+
 // Secret is a secret value a service module hands to the redactor, so it
 // is masked wherever it appears in a result.
 type Secret []byte
@@ -129,6 +134,8 @@ type params struct {
 	Tools   []Tool    `group:"toolgate.tools"`
 	Secrets []Secret  `group:"toolgate.secrets"`
 	Ready   ReadyFunc `optional:"true"`
+	// Instructions are optional: most services say enough in their tools.
+	Instructions Instructions `optional:"true"`
 }
 
 // listenAddress is the service's listen address.
@@ -159,7 +166,7 @@ func newFromEnv(p params) (*Service, listenAddress, error) {
 	svc, err := New(Options{
 		Name: string(p.Name), ServiceToken: token, ApprovalKey: key, AllowWrites: allowWrites,
 		MaxResultBytes: maxBytes, CallTimeout: timeout, Redactor: redact.New(known...),
-		Logger: p.Logger, Ready: p.Ready,
+		Logger: p.Logger, Ready: p.Ready, Instructions: string(p.Instructions),
 	}, p.Tools...)
 	return svc, listenAddress(listen), err
 }

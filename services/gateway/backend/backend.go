@@ -45,8 +45,9 @@ type Backend struct {
 	life context.Context
 	stop context.CancelFunc
 
-	mu  sync.Mutex
-	cli *client.Client
+	mu           sync.Mutex
+	cli          *client.Client
+	instructions string // from the service's last initialize
 }
 
 // New returns a Backend; it connects on first use.
@@ -76,6 +77,14 @@ func NewHTTPClient() *http.Client {
 	return &http.Client{Transport: t, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}
+}
+
+// Instructions returns the guidance the service sent at its last
+// initialize ("" before the first connection).
+func (b *Backend) Instructions() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.instructions
 }
 
 // Name is the service name.
@@ -111,11 +120,12 @@ func (b *Backend) session(ctx context.Context) (*client.Client, error) {
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = mcp.ProtocolVersion20251125
 	req.Params.ClientInfo = mcp.Implementation{Name: "toolgate-gateway", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
+	res, err := c.Initialize(ctx, req)
+	if err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("service %s: initialize: %w", b.cfg.Name, err)
 	}
-	b.cli = c
+	b.cli, b.instructions = c, res.Instructions
 	return c, nil
 }
 

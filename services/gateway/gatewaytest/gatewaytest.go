@@ -44,6 +44,8 @@ type Options struct {
 	Secrets [][]byte
 	// CallTimeout bounds each call at the gateway and the service (default 30s).
 	CallTimeout time.Duration
+	// Instructions are the service's own instructions (toolkit.Instructions).
+	Instructions string
 }
 
 // Gateway is a running gateway with one service behind it.
@@ -61,6 +63,8 @@ type Gateway struct {
 	Audit *capture.Buffer
 	// Wire collects every response body a Client received.
 	Wire *capture.Buffer
+	// Instructions are what the last Client got at initialize.
+	Instructions string
 
 	t testing.TB
 }
@@ -78,6 +82,7 @@ func Start(t testing.TB, o Options) *Gateway {
 	svc, err := toolkit.New(toolkit.Options{
 		Name: o.Service, ServiceToken: []byte(ServiceToken), ApprovalKey: []byte(ApprovalKey),
 		AllowWrites: o.AllowWrites, Redactor: redact.New(known...), Logger: logger, CallTimeout: o.CallTimeout,
+		Instructions: o.Instructions,
 	}, o.Tools...)
 	if err != nil {
 		t.Fatalf("gatewaytest: service: %v", err)
@@ -139,9 +144,11 @@ func (g *Gateway) Client(clientName, user string) *client.Client {
 	}
 	req := mcp.InitializeRequest{}
 	req.Params.ClientInfo = mcp.Implementation{Name: "gatewaytest", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
+	res, err := c.Initialize(ctx, req)
+	if err != nil {
 		g.t.Fatalf("initialize: %v", err)
 	}
+	g.Instructions = res.Instructions
 	g.t.Cleanup(func() { _ = c.Close() })
 	return c
 }

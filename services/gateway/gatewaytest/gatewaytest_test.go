@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -81,5 +83,33 @@ func TestImageCrossesTheGateway(t *testing.T) {
 	}
 	if string(got) != string(pic) {
 		t.Fatalf("image content lost: %+v", res.Content)
+	}
+}
+
+// A service's own instructions reach the client through the gateway, once,
+// without the toolkit's untrusted-data note repeated.
+func TestServiceInstructionsCrossTheGateway(t *testing.T) {
+	g := gatewaytest.Start(t, gatewaytest.Options{Service: "demo", Tools: counter.New().Tools(), Instructions: "Count gently."})
+	g.Client("openwebui", "")
+	if !strings.Contains(g.Instructions, "demo: Count gently.") || strings.Contains(g.Instructions, toolkit.UntrustedNote) {
+		t.Fatalf("instructions: %q", g.Instructions)
+	}
+	if !strings.HasPrefix(g.Instructions, "toolgate offers home-lab tools") {
+		t.Fatalf("the gateway's own instructions are missing: %q", g.Instructions)
+	}
+	// The same through a session-era initialize on the per-service endpoint.
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.URL+"/mcp/demo", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+g.Tokens["openwebui"])
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if !strings.Contains(string(raw), "demo: Count gently.") {
+		t.Fatalf("initialize on /mcp/demo: %s", raw)
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/internal/truncate"
 	"github.com/toolgate/toolgate/services/gateway/audit"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 	"github.com/toolgate/toolgate/services/gateway/pins"
@@ -148,27 +149,65 @@ func New(cfg Config, deps Deps) (*Router, error) {
 		r.names = append(r.names, b.Name())
 	}
 	sort.Strings(r.names)
-	r.aggregate = r.newServer("toolgate")
+	r.aggregate = r.newServer("toolgate", r.names...)
 	r.handlers[""] = r.streamable(r.aggregate)
 	for _, n := range r.names {
-		s := r.newServer("toolgate-" + n)
+		s := r.newServer("toolgate-"+n, n)
 		r.single[n] = s
 		r.handlers[n] = r.streamable(s)
 	}
 	return r, nil
 }
 
-func (r *Router) newServer(name string) *server.MCPServer {
+func (r *Router) newServer(name string, services ...string) *server.MCPServer {
 	instructions := r.cfg.Instructions
 	if instructions == "" {
 		instructions = DefaultInstructions
 	}
+	// Each service's own guidance (web: when to search at all) follows
+	// the gateway's, as far as the service has told it yet.
+	hooks := &server.Hooks{}
+	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		res.Instructions = instructions + r.serviceInstructions(services)
+	})
+	// Clients of the 2026-07-28 revision learn the instructions from
+	// server/discover instead of initialize.
+	hooks.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+		res.Instructions = instructions + r.serviceInstructions(services)
+	})
 	return server.NewMCPServer(name, "1",
 		server.WithToolCapabilities(true),
 		server.WithInstructions(instructions),
+		server.WithHooks(hooks),
 		server.WithRecovery(),
 		server.WithToolFilter(r.visible),
 	)
+}
+
+// maxServiceInstructions bounds what one service adds to the instructions
+// every client receives.
+const maxServiceInstructions = 1500
+
+// instructor is a backend that knows its service's instructions.
+type instructor interface{ Instructions() string }
+
+// serviceInstructions returns the services' own instructions, each under
+// its name, without the toolkit's untrusted-data note (the gateway's
+// instructions say that once).
+func (r *Router) serviceInstructions(services []string) string {
+	var b strings.Builder
+	for _, n := range services {
+		in, ok := r.backends[n].(instructor)
+		if !ok {
+			continue
+		}
+		text := strings.TrimSpace(strings.ReplaceAll(in.Instructions(), toolkit.UntrustedNote, ""))
+		if text == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n\n%s: %s", n, truncate.String(text, maxServiceInstructions))
+	}
+	return b.String()
 }
 
 // DefaultInstructions tell the model how to use the gateway.
