@@ -6,7 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
+	"github.com/toolgate/toolgate/services/web/app"
 	"github.com/toolgate/toolgate/services/web/fakesearx"
 )
 
@@ -42,6 +47,20 @@ func TestProcess(t *testing.T) {
 		env := []string{"TOOLGATE_LISTEN=" + addr, "TOOLGATE_SERVICE_TOKEN_FILE=" + token,
 			"WEB_SEARXNG_URL=" + searx.URL, "WEB_SEARXNG_ALLOW_HTTP=true", "WEB_DNS=127.0.0.1:1"}
 		p := toolkittest.StartHealthy(t, bin, env)
+		// The seed's guidance reaches the model at initialize.
+		tr, err := transport.NewStreamableHTTP("http://"+addr+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer web-service-token-0123456789"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := client.NewClient(tr)
+		if err := c.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Initialize(t.Context(), mcp.InitializeRequest{})
+		_ = c.Close()
+		if err != nil || !strings.HasPrefix(res.Instructions, app.Instructions) {
+			t.Errorf("initialize: %v, instructions %q", err, res.Instructions)
+		}
 		p.Terminate(t)
 		if strings.Contains(p.Output.String(), "web-service-token-0123456789") {
 			t.Error("log shows the service token")
