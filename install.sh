@@ -155,12 +155,14 @@ while IFS= read -r -d '' src; do
 	fi
 done < <(find secrets.example -type f -print0)
 
-for name in admin_token approval_key service_token_web service_token_arr service_token_frigate service_token_demo; do
-	f=$secrets_dir/gateway/$name
+run mkdir -p "$secrets_dir/demo"
+for name in gateway/admin_token gateway/approval_key gateway/service_token_web gateway/service_token_arr \
+	gateway/service_token_frigate gateway/service_token_demo demo/api_key demo/frigate_password; do
+	f=$secrets_dir/$name
 	if [ ! -s "$f" ]; then
 		new_file "$f"
 		$dry_run || random_secret >"$f"
-		say "generated gateway/$name"
+		say "generated $name"
 	fi
 done
 
@@ -196,10 +198,15 @@ if ! $dry_run; then
 fi
 
 # --- profiles ----------------------------------------------------------------
-$demo && profiles+=(demo)
-for s in "${known_services[@]}"; do
-	[ -f "$secrets_dir/$s.env" ] && profiles+=("$s")
-done
+if $demo; then
+	# The demo's services answer to the same names as the real ones.
+	[ ${#profiles[@]} -eq 0 ] || say "note: --demo runs on its own; ignoring --profile ${profiles[*]}"
+	profiles=(demo)
+else
+	for s in "${known_services[@]}"; do
+		[ -f "$secrets_dir/$s.env" ] && profiles+=("$s")
+	done
+fi
 profile_list=$(printf '%s\n' "${profiles[@]}" | sort -u | paste -sd, -)
 say "== profiles: web (always)${profile_list:+, $profile_list}"
 
@@ -214,7 +221,8 @@ COMPOSE_FILE=$compose_files
 TOOLGATE_SECRETS_DIR=$secrets_dir
 TOOLGATE_UID=$uid
 TOOLGATE_GID=$gid
-TOOLGATE_PUBLISH=$publish"
+TOOLGATE_PUBLISH=$publish
+TOOLGATE_WEB_DEMO_ENV=$($demo && echo compose/env/web.demo.env || echo compose/env/none.env)"
 if $dry_run; then
 	printf 'would write %s:\n%s\n' "$env_file" "$env_content"
 else

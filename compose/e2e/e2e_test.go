@@ -86,8 +86,8 @@ func TestStack(t *testing.T) {
 
 	// Every container but the gateway, by name and by address: none may
 	// be reachable from the clients network.
-	targets := []string{}
-	for svc, port := range map[string]string{"policy": "8181", "demo": "8000"} {
+	targets := []string{"arr:8000", "frigate:8000", "sonarr:8989", "nvr:5000", "searxng:8080"}
+	for svc, port := range map[string]string{"policy": "8181", "demo": "8000", "web": "8000", "arr-demo": "8000", "frigate-demo": "8000", "fakes": "8989"} {
 		targets = append(targets, svc+":"+port)
 		ips, err := run(ctx, "docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", project+"-"+svc+"-1")
 		if err != nil {
@@ -101,7 +101,11 @@ func TestStack(t *testing.T) {
 		out, err := run(ctx, "docker", "run", "--rm", "--network", project+"_clients",
 			"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "65532",
 			"toolgate/probe:local", "-url", "http://gateway:8080/mcp", "-token", token,
-			"-unreachable", strings.Join(targets, ","))
+			"-unreachable", strings.Join(targets, ","),
+			// One read per service, each answered by its fake upstream.
+			"-read", "sonarr_series_list={}", "-read", "radarr_movie_list={}", "-read", "prowlarr_indexer_list={}",
+			"-read", "frigate_list_cameras={}", "-read", `web_search={"query":"nimbus nas 3.2"}`,
+			"-read", `web_fetch={"url":"http://searxng:8080/pages/nimbus-3-2-released"}`)
 		t.Logf("probe:\n%s", out)
 		if err != nil || !strings.Contains(out, "\nPASS") {
 			t.Fatalf("probe failed: %v", err)
@@ -122,7 +126,7 @@ func TestStack(t *testing.T) {
 		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for _, svc := range []string{"gateway", "policy", "demo"} {
+		for _, svc := range []string{"gateway", "policy", "demo", "web", "arr-demo", "frigate-demo", "fakes"} {
 			out, err := run(ctx, "docker", "cp", f, project+"-"+svc+"-1:/intruder")
 			if err == nil || !strings.Contains(out, "read-only") {
 				t.Errorf("%s: writing its root filesystem was not refused as read-only: %v %s", svc, err, out)

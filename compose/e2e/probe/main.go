@@ -28,6 +28,8 @@ func main() {
 	token := flag.String("token", "", "client bearer token (or -token-file)")
 	tokenFile := flag.String("token-file", "", "file holding the client bearer token")
 	unreachable := flag.String("unreachable", "", "comma-separated host:port that must NOT be reachable from here")
+	var reads readList
+	flag.Var(&reads, "read", "tool=JSON-arguments of a read that must succeed (repeatable)")
 	flag.Parse()
 	if *tokenFile != "" {
 		b, err := os.ReadFile(*tokenFile)
@@ -40,7 +42,7 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	r := &report{}
-	r.mcpFlow(ctx, *url, *token)
+	r.mcpFlow(ctx, *url, *token, reads)
 	for _, addr := range strings.Split(*unreachable, ",") {
 		if addr = strings.TrimSpace(addr); addr != "" {
 			r.check("unreachable "+addr, isolated(ctx, addr))
@@ -73,7 +75,13 @@ func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(req)
 }
 
-func (r *report) mcpFlow(ctx context.Context, url, token string) {
+// readList is the -read flag: tool=JSON arguments.
+type readList []string
+
+func (l *readList) String() string     { return strings.Join(*l, " ") }
+func (l *readList) Set(v string) error { *l = append(*l, v); return nil }
+
+func (r *report) mcpFlow(ctx context.Context, url, token string, reads readList) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "toolgate-e2e-probe", Version: "1"}, nil)
 	var s *sdk.ClientSession
 	// The gateway may still be refreshing its services just after start.
@@ -106,6 +114,21 @@ func (r *report) mcpFlow(ctx context.Context, url, token string) {
 		err = fmt.Errorf("echo returned %v", out)
 	}
 	r.check("read demo_echo", err)
+
+	// Reads of the other services, each against its fake upstream.
+	for _, spec := range reads {
+		tool, raw, _ := strings.Cut(spec, "=")
+		args := map[string]any{}
+		err := json.Unmarshal([]byte(raw), &args)
+		if err == nil {
+			var out map[string]any
+			out, err = call(ctx, s, tool, args)
+			if err == nil && len(out) == 0 {
+				err = errors.New("empty result")
+			}
+		}
+		r.check("read "+tool, err)
+	}
 
 	before, err := call(ctx, s, "demo_counter_get", map[string]any{})
 	r.check("read demo_counter_get", err)

@@ -1,0 +1,110 @@
+// Command fakes serves the fake upstream applications of the demo profile
+// — Sonarr, Radarr, Prowlarr, Frigate and SearXNG with fixture pages — so a
+// newcomer can try every service with no home-lab application. Each fake
+// answers with the shapes and status codes of the real application's API
+// and checks credentials as it does. Demo only: never part of a real stack.
+//
+// Settings: FAKES_API_KEY_FILE (the *arr API key), FAKES_FRIGATE_PASSWORD_FILE
+// (the password of Frigate's demo viewer account).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/services/arr/prowlarr/fakeprowlarr"
+	"github.com/toolgate/toolgate/services/arr/radarr/fakeradarr"
+	"github.com/toolgate/toolgate/services/arr/sonarr/fakesonarr"
+	"github.com/toolgate/toolgate/services/frigate/fakefrigate"
+	"github.com/toolgate/toolgate/services/web/fakesearx"
+)
+
+// Ports are the real applications' defaults.
+const (
+	frigatePort = 5000
+	searxngPort = 8080
+)
+
+var ports = []int{fakesonarr.Port, fakeradarr.Port, fakeprowlarr.Port, frigatePort, searxngPort}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
+		os.Exit(healthcheck())
+	}
+	log := toolkit.NewLogger(os.Getenv("TOOLGATE_LOG_LEVEL"))
+	if err := run(log); err != nil {
+		fmt.Fprintln(os.Stderr, "fakes:", err)
+		os.Exit(1)
+	}
+}
+
+func run(log *slog.Logger) error {
+	l := config.FromEnv()
+	key := string(l.Secret("FAKES_API_KEY"))
+	password := string(l.Secret("FAKES_FRIGATE_PASSWORD"))
+	if err := l.Err(); err != nil {
+		return err
+	}
+	frigate := fakefrigate.New(fakefrigate.Options{
+		Users:          map[string]string{fakefrigate.DemoUser: password},
+		Cameras:        fakefrigate.DemoCameras(),
+		Events:         fakefrigate.DemoEvents(time.Now()),
+		SemanticSearch: true,
+	})
+	handlers := map[int]http.Handler{
+		fakesonarr.Port:   fakesonarr.NewDemo(key),
+		fakeradarr.Port:   fakeradarr.NewDemo(key),
+		fakeprowlarr.Port: fakeprowlarr.NewDemo(key),
+		frigatePort:       frigate.Handler(),
+		searxngPort:       fakesearx.NewDemo(),
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	errs := make(chan error, len(handlers))
+	var servers []*http.Server
+	for _, port := range ports {
+		srv := &http.Server{Addr: ":" + strconv.Itoa(port), Handler: handlers[port], ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, srv)
+		go func() {
+			if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+				errs <- fmt.Errorf("port %d: %w", port, err)
+			}
+		}()
+	}
+	log.Info("serving fake upstreams", "ports", ports)
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errs:
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, srv := range servers {
+		_ = srv.Shutdown(shutdown)
+	}
+	return err
+}
+
+// healthcheck succeeds when every fake accepts a connection.
+func healthcheck() int {
+	for _, port := range ports {
+		conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 2*time.Second)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "healthcheck:", err)
+			return 1
+		}
+		conn.Close()
+	}
+	return 0
+}
