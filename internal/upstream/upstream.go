@@ -370,8 +370,11 @@ func (r *Response) Err() error {
 	switch {
 	case s >= 200 && s < 300:
 		return nil
-	case s == http.StatusUnauthorized || s == http.StatusForbidden:
-		return toolerr.Wrap(toolerr.AuthFailed, cause, "%s rejected the credentials (HTTP %d); check the API key", r.name, s)
+	case s == http.StatusUnauthorized:
+		// Neutral wording: services log in with keys, tokens or passwords.
+		return toolerr.Wrap(toolerr.AuthFailed, cause, "%s rejected the credentials (HTTP 401); check the configured API key, token or password", r.name)
+	case s == http.StatusForbidden:
+		return toolerr.Wrap(toolerr.AuthFailed, cause, "%s refused access (HTTP 403); check that the configured account or key is allowed to do this", r.name)
 	case s == http.StatusNotFound || s == http.StatusGone:
 		return toolerr.Wrap(toolerr.NotFound, cause, "%s has no such resource (HTTP %d)", r.name, s)
 	case s == http.StatusTooManyRequests:

@@ -386,8 +386,8 @@ func TestStatusMapping(t *testing.T) {
 		hint   string
 	}{
 		{400, toolerr.InvalidArgument, "HTTP 400"},
-		{401, toolerr.AuthFailed, "check the API key"},
-		{403, toolerr.AuthFailed, "check the API key"},
+		{401, toolerr.AuthFailed, "check the configured API key, token or password"},
+		{403, toolerr.AuthFailed, "is allowed to do this"},
 		{404, toolerr.NotFound, "HTTP 404"},
 		{409, toolerr.InvalidArgument, "HTTP 409"},
 		{422, toolerr.InvalidArgument, "HTTP 422"},
