@@ -56,19 +56,7 @@ func run(log *slog.Logger) error {
 	if err := l.Err(); err != nil {
 		return err
 	}
-	frigate := fakefrigate.New(fakefrigate.Options{
-		Users:          map[string]string{fakefrigate.DemoUser: password},
-		Cameras:        fakefrigate.DemoCameras(),
-		Events:         fakefrigate.DemoEvents(time.Now()),
-		SemanticSearch: true,
-	})
-	handlers := map[int]http.Handler{
-		fakesonarr.Port:   fakesonarr.NewDemo(key),
-		fakeradarr.Port:   fakeradarr.NewDemo(key),
-		fakeprowlarr.Port: fakeprowlarr.NewDemo(key),
-		frigatePort:       frigate.Handler(),
-		searxngPort:       fakesearx.NewDemo(),
-	}
+	handlers := fakes(key, password)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	errs := make(chan error, len(handlers))
@@ -94,6 +82,24 @@ func run(log *slog.Logger) error {
 		_ = srv.Shutdown(shutdown)
 	}
 	return err
+}
+
+// fakes returns each fake upstream by its port: the *arr fakes accept key,
+// Frigate's demo viewer logs in with password.
+func fakes(key, password string) map[int]http.Handler {
+	frigate := fakefrigate.New(fakefrigate.Options{
+		Users:          map[string]string{fakefrigate.DemoUser: password},
+		Cameras:        fakefrigate.DemoCameras(),
+		Events:         fakefrigate.DemoEvents(time.Now()),
+		SemanticSearch: true,
+	})
+	return map[int]http.Handler{
+		fakesonarr.Port:   fakesonarr.NewDemo(key),
+		fakeradarr.Port:   fakeradarr.NewDemo(key),
+		fakeprowlarr.Port: fakeprowlarr.NewDemo(key),
+		frigatePort:       frigate.Handler(),
+		searxngPort:       fakesearx.NewDemo(),
+	}
 }
 
 // healthcheck succeeds when every fake accepts a connection.

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// Each fake answers on its port with the credentials it was given, and
+// refuses others as the real application does.
+func TestFakesUseTheGivenCredentials(t *testing.T) {
+	const key, password = "demo-key-0123456789abcdef", "demo-password-xyz"
+	h := fakes(key, password)
+	if len(h) != len(ports) {
+		t.Fatalf("%d fakes for %d ports", len(h), len(ports))
+	}
+	cases := []struct {
+		name, method, path, body string
+		port                     int
+		header                   map[string]string
+		want                     int
+	}{
+		{"sonarr with key", "GET", "/api/v3/system/status", "", 8989, map[string]string{"X-Api-Key": key}, 200},
+		{"sonarr without key", "GET", "/api/v3/system/status", "", 8989, nil, 401},
+		{"radarr with key", "GET", "/api/v3/system/status", "", 7878, map[string]string{"X-Api-Key": key}, 200},
+		{"radarr wrong key", "GET", "/api/v3/system/status", "", 7878, map[string]string{"X-Api-Key": "nope"}, 401},
+		{"prowlarr with key", "GET", "/api/v1/health", "", 9696, map[string]string{"X-Api-Key": key}, 200},
+		{"frigate login", "POST", "/api/login", `{"user":"viewer","password":"` + password + `"}`, frigatePort, map[string]string{"Content-Type": "application/json"}, 200},
+		{"frigate bad password", "POST", "/api/login", `{"user":"viewer","password":"wrong"}`, frigatePort, map[string]string{"Content-Type": "application/json"}, 401},
+		{"searxng json", "GET", "/search?q=nimbus&format=json", "", searxngPort, nil, 200},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequestWithContext(t.Context(), tc.method, tc.path, strings.NewReader(tc.body))
+			for k, v := range tc.header {
+				req.Header.Set(k, v)
+			}
+			rec := httptest.NewRecorder()
+			h[tc.port].ServeHTTP(rec, req)
+			if rec.Code != tc.want {
+				t.Fatalf("HTTP %d, want %d: %.200s", rec.Code, tc.want, rec.Body.String())
+			}
+		})
+	}
+}
