@@ -21,7 +21,7 @@ root=$(pwd)
 project=toolgate
 secrets_dir=$root/secrets
 openwebui=""
-publish=""
+publish=${TOOLGATE_PUBLISH:-}
 demo=false
 down=false
 dry_run=false
@@ -257,7 +257,16 @@ done
 say ""
 say "toolgate is up. MCP URLs (Streamable HTTP), reachable from containers on the $network network:"
 say "  all services:  http://gateway:8080/mcp"
-say "  one service:   http://gateway:8080/mcp/web${profile_list:+  (also: $(printf '%s' "$profile_list" | sed 's#,#, #g'))}"
+endpoints=(web)
+for p in "${profiles[@]}"; do
+	case $p in
+	demo) endpoints+=(arr frigate demo) ;;
+	*) endpoints+=("$p") ;;
+	esac
+done
+for e in $(printf '%s\n' "${endpoints[@]}" | sort -u); do
+	say "  one service:   http://gateway:8080/mcp/$e"
+done
 [ -n "$publish" ] && say "  on this host:  http://$publish/mcp"
 if [ -n "$first_token" ]; then
 	say ""

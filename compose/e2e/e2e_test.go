@@ -13,6 +13,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,9 +166,10 @@ func TestStack(t *testing.T) {
 		}
 	})
 
-	t.Run("install.sh again changes no secret", func(t *testing.T) {
+	t.Run("install.sh again, publishing on loopback, changes no secret", func(t *testing.T) {
 		before := snapshot(t, secrets)
-		out, err := install("--no-build")
+		publish := freeLoopback(t)
+		out, err := install("--no-build", "--publish", publish)
 		if err != nil {
 			t.Fatalf("second install.sh: %v\n%s", err, out)
 		}
@@ -175,6 +178,21 @@ func TestStack(t *testing.T) {
 		}
 		if after := snapshot(t, secrets); after != before {
 			t.Errorf("a second run changed the secrets:\n%s\n--- became\n%s", before, after)
+		}
+		// The gateway is now on the host's loopback, as asked, and only there.
+		res, err := http.Get("http://" + publish + "/healthz")
+		if err != nil {
+			t.Fatalf("published gateway: %v", err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("published gateway /healthz: HTTP %d", res.StatusCode)
+		}
+		if out, err := run(ctx, "go", "run", "./deploy/doctor", "-project", project, "-publish", publish); err != nil {
+			t.Fatalf("doctor refused the requested publish: %v\n%s", err, out)
+		}
+		if out, err := run(ctx, "go", "run", "./deploy/doctor", "-project", project); err == nil || !strings.Contains(out, "publishes "+publish) {
+			t.Fatalf("doctor did not report an unrequested publish: %v\n%s", err, out)
 		}
 	})
 
@@ -191,6 +209,17 @@ func TestStack(t *testing.T) {
 			t.Error("--down changed the secrets")
 		}
 	})
+}
+
+// freeLoopback returns a 127.0.0.1 address with a port nobody listens on.
+func freeLoopback(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 // snapshot lists every file under dir with its content's length and a

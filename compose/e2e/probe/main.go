@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,10 +44,22 @@ func main() {
 	defer cancel()
 	r := &report{}
 	r.mcpFlow(ctx, *url, *token, reads)
-	for _, addr := range strings.Split(*unreachable, ",") {
-		if addr = strings.TrimSpace(addr); addr != "" {
-			r.check("unreachable "+addr, isolated(ctx, addr))
+	// Dials to an internal network's addresses time out rather than fail
+	// fast, so they run side by side; results print in the given order.
+	var addrs []string
+	for _, a := range strings.Split(*unreachable, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
 		}
+	}
+	results := make([]error, len(addrs))
+	var wg sync.WaitGroup
+	for i, a := range addrs {
+		wg.Go(func() { results[i] = isolated(ctx, a) })
+	}
+	wg.Wait()
+	for i, a := range addrs {
+		r.check("unreachable "+a, results[i])
 	}
 	if r.failed > 0 {
 		fmt.Printf("FAIL %d checks failed\n", r.failed)
