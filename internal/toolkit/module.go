@@ -196,9 +196,15 @@ func serve(lc fx.Lifecycle, svc *Service, addr listenAddress, log *slog.Logger) 
 
 // Healthcheck probes http://127.0.0.1:<port>/healthz and returns an exit code.
 func Healthcheck(ctx context.Context, addr string) int {
+	return Probe(ctx, "http://"+addr+"/healthz")
+}
+
+// Probe GETs url within 3 seconds and returns exit code 0 for a 200, 1
+// otherwise: the HEALTHCHECK of a FROM-scratch image, which has no curl.
+func Probe(ctx context.Context, url string) int {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/healthz", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 1
 	}

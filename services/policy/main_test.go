@@ -4,9 +4,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/toolkit"
 )
 
-func TestHealthcheck(t *testing.T) {
+func TestHealthcheckProbesOPA(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		status int
@@ -23,7 +25,7 @@ func TestHealthcheck(t *testing.T) {
 				w.WriteHeader(tc.status)
 			}))
 			defer srv.Close()
-			if got := healthcheck(t.Context(), srv.URL+"/health"); got != tc.want {
+			if got := toolkit.Probe(t.Context(), srv.URL+"/health"); got != tc.want {
 				t.Fatalf("exit code %d, want %d", got, tc.want)
 			}
 		})
@@ -32,7 +34,7 @@ func TestHealthcheck(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		url := srv.URL + "/health"
 		srv.Close()
-		if got := healthcheck(t.Context(), url); got != 1 {
+		if got := toolkit.Probe(t.Context(), url); got != 1 {
 			t.Fatalf("exit code %d, want 1", got)
 		}
 	})
