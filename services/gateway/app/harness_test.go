@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/gateway/app"
 	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
 )
 
 // Known secret values planted everywhere; no response, audit line or log
@@ -280,46 +281,8 @@ func (h *harness) newService(t testing.TB, logger *slog.Logger, tools []toolkit.
 	return svc
 }
 
-// recordingTransport copies every response body into the harness's wire log.
-type recordingTransport struct {
-	base http.RoundTripper
-	wire *capture.Buffer
-	hdr  map[string]string
-}
-
-func (rt *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range rt.hdr {
-		r.Header.Set(k, v)
-	}
-	res, err := rt.base.RoundTrip(r)
-	if err != nil || res.Body == nil {
-		return res, err
-	}
-	res.Body = &teeBody{rc: res.Body, w: rt.wire}
-	return res, nil
-}
-
-type teeBody struct {
-	rc interface {
-		Read([]byte) (int, error)
-		Close() error
-	}
-	w *capture.Buffer
-}
-
-func (b *teeBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	if n > 0 {
-		_, _ = b.w.Write(p[:n])
-	}
-	return n, err
-}
-
-func (b *teeBody) Close() error { return b.rc.Close() }
-
 func (h *harness) httpClient(hdr map[string]string) *http.Client {
-	return &http.Client{Transport: &recordingTransport{base: http.DefaultTransport, wire: h.wire, hdr: hdr}}
+	return gatewaytest.RecordingClient(h.wire, hdr)
 }
 
 // client opens an mcp-go client for clientName (and end user) on path.

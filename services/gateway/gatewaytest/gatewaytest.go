@@ -132,8 +132,7 @@ func (g *Gateway) Client(clientName, user string) *client.Client {
 	if user != "" {
 		hdr["X-OpenWebUI-User-Email"] = user
 	}
-	hc := &http.Client{Transport: &recorder{base: http.DefaultTransport, wire: g.Wire, hdr: hdr}}
-	tr, err := transport.NewStreamableHTTP(g.URL+"/mcp", transport.WithHTTPBasicClient(hc))
+	tr, err := transport.NewStreamableHTTP(g.URL+"/mcp", transport.WithHTTPBasicClient(RecordingClient(g.Wire, hdr)))
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -207,6 +206,13 @@ func (g *Gateway) Approve(ticket string) int {
 	}
 	res.Body.Close()
 	return res.StatusCode
+}
+
+// RecordingClient returns an HTTP client that sets hdr on every request and
+// copies every response body into wire, so a test can search everything a
+// client was sent (for secrets, say).
+func RecordingClient(wire *capture.Buffer, hdr map[string]string) *http.Client {
+	return &http.Client{Transport: &recorder{base: http.DefaultTransport, wire: wire, hdr: hdr}}
 }
 
 // recorder copies every response body into wire.
