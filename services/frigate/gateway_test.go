@@ -1,0 +1,374 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"image/jpeg"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	mcpclient "github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/capture"
+	"github.com/toolgate/toolgate/services/frigate/client"
+	"github.com/toolgate/toolgate/services/frigate/fakefrigate"
+	"github.com/toolgate/toolgate/services/frigate/tools"
+	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
+)
+
+// Planted credentials of the gateway test; none may cross the gateway or
+// reach a log or audit line.
+const (
+	gwUser     = "viewer"
+	gwPassword = "pw-Planted-gateway-2718"
+	gwBearer   = "bearer-Planted-gateway-3141"
+	// sessionPrefix starts every frigate_token cookie value the fake issues.
+	sessionPrefix = "eyJhbGciOiJIUzI1NiJ9."
+	// gwMaxHeight is below the fake's 720-pixel frames, so the bound shows.
+	gwMaxHeight = 360
+)
+
+var gwNow = time.Unix(1_750_000_000, 0)
+
+// wantTools is the whole frigate tool set; all of it is read-only.
+var wantTools = []string{
+	"frigate_get_capabilities", "frigate_get_event", "frigate_get_event_snapshot", "frigate_get_latest_frame",
+	"frigate_get_system_status", "frigate_list_cameras", "frigate_list_events", "frigate_search_events",
+}
+
+// mcpUser is one MCP client library talking to the gateway.
+type mcpUser interface {
+	// tools returns each tool's name and whether it is read-only and not
+	// destructive.
+	tools(t *testing.T) map[string]bool
+	// call returns the structured (or text) content as an object, whether
+	// the call failed, and the image contents as raw bytes by MIME type.
+	call(t *testing.T, name string, args map[string]any) (map[string]any, bool, map[string][]byte)
+}
+
+type mcpgoUser struct{ c *mcpclient.Client }
+
+func (u mcpgoUser) tools(t *testing.T) map[string]bool {
+	t.Helper()
+	res, err := u.c.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	out := map[string]bool{}
+	for _, tool := range res.Tools {
+		a := tool.Annotations
+		out[tool.Name] = a.ReadOnlyHint != nil && *a.ReadOnlyHint && (a.DestructiveHint == nil || !*a.DestructiveHint)
+	}
+	return out
+}
+
+func (u mcpgoUser) call(t *testing.T, name string, args map[string]any) (map[string]any, bool, map[string][]byte) {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = name, args
+	res, err := u.c.CallTool(t.Context(), req)
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	images := map[string][]byte{}
+	var text string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case mcp.ImageContent:
+			data, err := base64.StdEncoding.DecodeString(c.Data)
+			if err != nil {
+				t.Fatalf("image content is not base64: %v", err)
+			}
+			images[c.MIMEType] = data
+		case mcp.TextContent:
+			if text == "" {
+				text = c.Text
+			}
+		}
+	}
+	return object(t, name, res.StructuredContent, text), res.IsError, images
+}
+
+type sdkUser struct{ s *sdk.ClientSession }
+
+func (u sdkUser) tools(t *testing.T) map[string]bool {
+	t.Helper()
+	res, err := u.s.ListTools(t.Context(), &sdk.ListToolsParams{})
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	out := map[string]bool{}
+	for _, tool := range res.Tools {
+		a := tool.Annotations
+		out[tool.Name] = a != nil && a.ReadOnlyHint && (a.DestructiveHint == nil || !*a.DestructiveHint)
+	}
+	return out
+}
+
+func (u sdkUser) call(t *testing.T, name string, args map[string]any) (map[string]any, bool, map[string][]byte) {
+	t.Helper()
+	res, err := u.s.CallTool(t.Context(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	images := map[string][]byte{}
+	var text string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.ImageContent:
+			images[c.MIMEType] = c.Data
+		case *sdk.TextContent:
+			if text == "" {
+				text = c.Text
+			}
+		}
+	}
+	return object(t, name, res.StructuredContent, text), res.IsError, images
+}
+
+// object returns structured content as a JSON object, falling back to the
+// first text content as the toolkit mirrors it there.
+func object(t *testing.T, name string, structured any, text string) map[string]any {
+	t.Helper()
+	raw := []byte(text)
+	if structured != nil {
+		var err error
+		if raw, err = json.Marshal(structured); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s: result is not a JSON object: %.300s", name, raw)
+	}
+	return m
+}
+
+// sdkConnect opens an official Go SDK client on the gateway's aggregate
+// endpoint as clientName, recording every response body in wire.
+func sdkConnect(t *testing.T, g *gatewaytest.Gateway, clientName string, wire *capture.Buffer) sdkUser {
+	t.Helper()
+	hc := &http.Client{Transport: &bearerRecorder{token: g.Tokens[clientName], wire: wire}}
+	c := sdk.NewClient(&sdk.Implementation{Name: "frigate-gateway-test", Version: "1"}, nil)
+	s, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: g.URL + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return sdkUser{s: s}
+}
+
+// bearerRecorder adds the client's bearer token and copies response bodies
+// into wire, as gatewaytest's own client does.
+type bearerRecorder struct {
+	token string
+	wire  *capture.Buffer
+}
+
+func (b *bearerRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	res, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || res.Body == nil {
+		return res, err
+	}
+	res.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.TeeReader(res.Body, b.wire), res.Body}
+	return res, nil
+}
+
+// TestThroughTheGateway runs the frigate tools behind a real gateway (with
+// its embedded policy) against the fake Frigate, in managed-session and
+// bearer mode, and drives them with both mcp-go and the official SDK.
+func TestThroughTheGateway(t *testing.T) {
+	events := fakefrigate.DemoEvents(gwNow)
+	var snapEvent fakefrigate.Event
+	for _, e := range events {
+		if e.Camera == "front_door" && e.HasSnapshot {
+			snapEvent = e
+			break
+		}
+	}
+	modes := []struct {
+		name string
+		set  func(*tools.Settings)
+	}{
+		{"managed session", func(s *tools.Settings) { s.Auth, s.Username, s.Password = client.Managed, gwUser, []byte(gwPassword) }},
+		{"bearer token", func(s *tools.Settings) { s.Auth, s.Token = client.Bearer, []byte(gwBearer) }},
+	}
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			fake := fakefrigate.New(fakefrigate.Options{
+				Users: map[string]string{gwUser: gwPassword}, Tokens: []string{gwBearer},
+				Cameras: fakefrigate.DemoCameras(), Events: events, SemanticSearch: true,
+			})
+			srv := httptest.NewServer(fake.Handler())
+			t.Cleanup(srv.Close)
+			root, _ := url.Parse(srv.URL + "/api")
+			set := tools.Settings{
+				APIRoot: root, CookieName: client.DefaultCookieName, AllowHTTP: true, Timeout: 5 * time.Second,
+				// backyard exists in Frigate but is outside the scope.
+				Cameras:          []string{"front_door", "driveway"},
+				MaxResponseBytes: tools.DefaultMaxResponseBytes, MaxConcurrent: tools.DefaultMaxConcurrent,
+				PageSize: tools.DefaultPageSize, MaxWindow: tools.DefaultMaxWindow, MaxResultBytes: tools.DefaultMaxResultBytes,
+				ImageMaxBytes: tools.DefaultImageMaxBytes, ImageMaxHeight: gwMaxHeight,
+			}
+			mode.set(&set)
+			// The Frigate client's own debug lines (retries) are checked too.
+			clientLogs := &capture.Buffer{}
+			fc, err := tools.NewClient(set, slog.New(slog.NewJSONHandler(clientLogs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := gatewaytest.Start(t, gatewaytest.Options{
+				Service: "frigate", Tools: tools.New(set, fc, func() time.Time { return gwNow }).Tools(),
+				Secrets: [][]byte{set.Password, set.Token},
+			})
+
+			sdkWire := &capture.Buffer{}
+			users := []struct {
+				name string
+				u    mcpUser
+			}{
+				{"mcp-go", mcpgoUser{c: g.Client("openwebui", "ann@example.org")}},
+				{"go-sdk", sdkConnect(t, g, "openwebui", sdkWire)},
+			}
+			for _, user := range users {
+				t.Run(user.name, func(t *testing.T) {
+					t.Run("tools/list is the read-only frigate set", func(t *testing.T) {
+						got := user.u.tools(t)
+						names := make([]string, 0, len(got))
+						for name, readOnly := range got {
+							names = append(names, name)
+							if !readOnly {
+								t.Errorf("%s is not marked read-only and non-destructive", name)
+							}
+						}
+						slices.Sort(names)
+						if !slices.Equal(names, wantTools) {
+							t.Fatalf("tools = %v, want %v", names, wantTools)
+						}
+					})
+
+					t.Run("list events", func(t *testing.T) {
+						out, isErr, _ := user.u.call(t, "frigate_list_events", map[string]any{
+							"after": float64(gwNow.Add(-24 * time.Hour).Unix()), "before": float64(gwNow.Unix()),
+						})
+						evs, _ := out["events"].([]any)
+						if isErr || len(evs) == 0 {
+							t.Fatalf("list events: %v", out)
+						}
+						for _, e := range evs {
+							if cam := e.(map[string]any)["camera"]; cam != "front_door" && cam != "driveway" {
+								t.Errorf("event from out-of-scope camera %v", cam)
+							}
+						}
+						if c, _ := out["completeness"].(map[string]any); c["complete"] != true {
+							t.Errorf("completeness = %v", out["completeness"])
+						}
+					})
+
+					t.Run("event snapshot arrives as a bounded JPEG", func(t *testing.T) {
+						out, isErr, images := user.u.call(t, "frigate_get_event_snapshot", map[string]any{"eventId": snapEvent.ID, "height": 1080})
+						if isErr {
+							t.Fatalf("snapshot: %v", out)
+						}
+						data, ok := images["image/jpeg"]
+						if !ok {
+							t.Fatalf("no image/jpeg content; result %v", out)
+						}
+						img, err := jpeg.Decode(bytes.NewReader(data))
+						if err != nil {
+							t.Fatalf("not a JPEG: %v", err)
+						}
+						if h := img.Bounds().Dy(); h > gwMaxHeight || h < 1 {
+							t.Errorf("height %d, limit %d", h, gwMaxHeight)
+						}
+						if len(data) > tools.DefaultImageMaxBytes {
+							t.Errorf("%d bytes, limit %d", len(data), tools.DefaultImageMaxBytes)
+						}
+						if out["eventId"] != snapEvent.ID || out["camera"] != "front_door" || out["height"] != float64(img.Bounds().Dy()) {
+							t.Errorf("details = %v", out)
+						}
+					})
+
+					t.Run("out-of-scope camera refused alike whether it exists or not", func(t *testing.T) {
+						before := len(fake.Requests())
+						for _, tc := range []struct {
+							tool string
+							args func(camera string) map[string]any
+						}{
+							{"frigate_get_latest_frame", func(c string) map[string]any { return map[string]any{"camera": c} }},
+							{"frigate_list_cameras", func(c string) map[string]any { return map[string]any{"camera": c} }},
+							{"frigate_list_events", func(c string) map[string]any {
+								return map[string]any{"after": float64(gwNow.Add(-time.Hour).Unix()), "before": float64(gwNow.Unix()), "cameras": []any{c}}
+							}},
+						} {
+							existing, errA, _ := user.u.call(t, tc.tool, tc.args("backyard"))
+							missing, errB, _ := user.u.call(t, tc.tool, tc.args("attic"))
+							if !errA || !errB || gatewaytest.ErrorCode(existing) != "forbidden" {
+								t.Fatalf("%s: existing %v, missing %v", tc.tool, existing, missing)
+							}
+							if a, b := mustJSON(t, existing), mustJSON(t, missing); a != b {
+								t.Errorf("%s: answers differ:\n%s\n%s", tc.tool, a, b)
+							}
+							if a := mustJSON(t, existing); strings.Contains(a, "backyard") || strings.Contains(a, "front_door") {
+								t.Errorf("%s: refusal names a camera: %s", tc.tool, a)
+							}
+						}
+						if after := fake.Requests()[before:]; len(after) != 0 {
+							t.Errorf("refused calls reached Frigate: %v", after)
+						}
+					})
+				})
+			}
+
+			// Both clients' traffic was recorded, so the check below covers it.
+			for name, wire := range map[string]string{"mcp-go": g.Wire.String(), "go-sdk": sdkWire.String()} {
+				if !strings.Contains(wire, "event_snapshot") {
+					t.Fatalf("the %s wire recorder saw no snapshot result", name)
+				}
+			}
+			// One session served every call of both clients; in bearer mode
+			// there is no login at all.
+			if want := map[client.Mode]int{client.Managed: 1, client.Bearer: 0}[set.Auth]; fake.Logins() != want {
+				t.Errorf("logins = %d, want %d", fake.Logins(), want)
+			}
+			secrets := []string{gwPassword, gwBearer, sessionPrefix, gatewaytest.ServiceToken, gatewaytest.ApprovalKey, gatewaytest.AdminToken}
+			for _, tok := range g.Tokens {
+				secrets = append(secrets, tok)
+			}
+			for name, buf := range map[string]string{"wire": g.Wire.String() + sdkWire.String(), "logs": g.Logs.String() + clientLogs.String(), "audit": g.Audit.String()} {
+				if buf == "" && name != "wire" {
+					t.Errorf("%s are empty; the secret check would prove nothing", name)
+				}
+				for _, s := range secrets {
+					if strings.Contains(buf, s) {
+						t.Errorf("%s contain a credential (%.12s…)", name, s)
+					}
+				}
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
