@@ -154,3 +154,16 @@ func (c *Client) mapErr(err error) error {
 	}
 	return err
 }
+
+// Grab POSTs exactly {"guid", "indexerId"} to /release (Sonarr and Radarr
+// v3): the application takes the release from the cache of its recent
+// interactive searches and hands it to its download client. The refusals
+// (404 not in the cache, 409 refused by the indexer or download client)
+// are left to the caller, whose messages name its own tools.
+func (c *Client) Grab(ctx context.Context, guid string, indexerID int) error {
+	body := struct {
+		GUID      string `json:"guid"`
+		IndexerID int    `json:"indexerId"`
+	}{guid, indexerID}
+	return c.Post(ctx, "/release", body, nil)
+}

@@ -1,8 +1,6 @@
 package prowlarr
 
 import (
-	"log/slog"
-
 	"go.uber.org/fx"
 
 	"github.com/toolgate/toolgate/internal/toolkit"
@@ -15,12 +13,7 @@ const APIRoot = "/api/v1"
 // Module contributes the prowlarr_ tools, the API key for the redactor and
 // Prowlarr's readiness check when PROWLARR_URL and PROWLARR_API_KEY_FILE
 // are set; otherwise nothing.
-var Module = fx.Module("prowlarr",
-	fx.Provide(fx.Private, func(log *slog.Logger) (*arrapi.Client, error) {
-		return arrapi.FromEnv("prowlarr", APIRoot, log)
-	}),
+var Module = arrapi.AppModule("prowlarr", APIRoot,
 	fx.Provide(fx.Private, New),
 	toolkit.ProvideTools(Tools),
-	toolkit.ProvideSecret((*arrapi.Client).Secret),
-	arrapi.ProvideCheck((*arrapi.Client).Check),
 )

@@ -8,16 +8,8 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/services/arr/arrapi"
 )
-
-// readOnly are the annotations of every prowlarr_ tool: reads of a LAN
-// application (not the open world; a search reaches indexers only through
-// Prowlarr).
-var readOnly = toolkit.Annotations{ReadOnly: true, Idempotent: true}
-
-// searchSlack is added to the upstream search deadline for the tool's own
-// deadline, so Prowlarr's timeout is reported rather than the call's.
-const searchSlack = 10 * time.Second
 
 // Tools returns the prowlarr_ tools, none for a nil Client (Prowlarr not
 // configured). All of them only read.
@@ -34,7 +26,7 @@ func Tools(c *Client) []toolkit.Tool {
 			Description: "List Prowlarr's indexers: id, name, enabled, protocol, privacy, priority and whether Prowlarr has disabled it after failures. " +
 				"Use the ids for prowlarr_indexer_get and prowlarr_search. Cheap; settings are not included.",
 			Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
-			Annotations: readOnly,
+			Annotations: arrapi.ReadOnly,
 			Read:        t.indexerList,
 		},
 		{
@@ -42,7 +34,7 @@ func Tools(c *Client) []toolkit.Tool {
 			Title:       "One Prowlarr indexer",
 			Description: "Show one Prowlarr indexer with its settings and categories. Credentials (API keys, passwords, user names, cookies, passkeys) are withheld and shown only as masked. Cheap.",
 			Schema:      json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Indexer id from prowlarr_indexer_list."}},"required":["id"],"additionalProperties":false}`),
-			Annotations: readOnly,
+			Annotations: arrapi.ReadOnly,
 			Read:        t.indexerGet,
 		},
 		{
@@ -50,7 +42,7 @@ func Tools(c *Client) []toolkit.Tool {
 			Title:       "Prowlarr indexer failures",
 			Description: "List indexers with recorded failures: first and most recent failure and until when Prowlarr keeps the indexer disabled. Indexers not listed have no failures. Cheap.",
 			Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
-			Annotations: readOnly,
+			Annotations: arrapi.ReadOnly,
 			Read:        t.indexerStatus,
 		},
 		{
@@ -62,7 +54,7 @@ func Tools(c *Client) []toolkit.Tool {
 				`"end":{"type":"string","format":"date-time","description":"Window end (RFC 3339)."},` +
 				`"indexer_ids":{"type":"array","items":{"type":"integer","minimum":1,"maximum":2147483647},"maxItems":50,"uniqueItems":true,"description":"Only these indexers."}` +
 				`},"additionalProperties":false}`),
-			Annotations: readOnly,
+			Annotations: arrapi.ReadOnly,
 			Read:        t.indexerStats,
 		},
 		{
@@ -70,7 +62,7 @@ func Tools(c *Client) []toolkit.Tool {
 			Title:       "Prowlarr health",
 			Description: "List Prowlarr's current health warnings and errors (unreachable indexers, application sync problems, updates). Cheap.",
 			Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
-			Annotations: readOnly,
+			Annotations: arrapi.ReadOnly,
 			Read:        t.health,
 		},
 		{
@@ -78,7 +70,7 @@ func Tools(c *Client) []toolkit.Tool {
 			Title: "Search Prowlarr's indexers",
 			Description: fmt.Sprintf("Search releases across Prowlarr's indexers by text, optionally narrowed by search type, Newznab categories (e.g. 2000 movies, 5000 TV) and indexer ids. "+
 				"Slow and costly: it queries every selected indexer live and counts against their limits, so it has its own deadline of %s. "+
-				"Returns compact results (title, indexer, size, age, seeders); download and magnet links are never returned. Nothing is downloaded.", (searchTimeout + searchSlack).String()),
+				"Returns compact results (title, indexer, size, age, seeders); download and magnet links are never returned. Nothing is downloaded.", (searchTimeout + arrapi.SearchSlack).String()),
 			Schema: json.RawMessage(`{"type":"object","properties":{` +
 				`"query":{"type":"string","minLength":1,"maxLength":200,"description":"Search text."},` +
 				`"type":{"type":"string","enum":["search","tvsearch","movie","music","book"],"default":"search","description":"Search type."},` +
@@ -88,7 +80,7 @@ func Tools(c *Client) []toolkit.Tool {
 				`"offset":{"type":"integer","minimum":0,"maximum":10000,"default":0,"description":"Results to skip."}` +
 				`},"required":["query"],"additionalProperties":false}`),
 			Annotations: toolkit.Annotations{ReadOnly: true, OpenWorld: true},
-			Timeout:     searchTimeout + searchSlack,
+			Timeout:     searchTimeout + arrapi.SearchSlack,
 			Read:        t.search,
 		},
 	}
@@ -330,7 +322,7 @@ func (t *tools) search(ctx context.Context, a toolkit.Args) (any, error) {
 	for _, r := range rels {
 		o := releaseOut{
 			Title: r.Title, Indexer: r.Indexer, IndexerID: r.IndexerID, Protocol: r.Protocol,
-			SizeBytes: r.Size, Size: HumanSize(r.Size), AgeDays: r.Age, PublishDate: r.PublishDate,
+			SizeBytes: r.Size, Size: arrapi.HumanSize(r.Size), AgeDays: r.Age, PublishDate: r.PublishDate,
 			Seeders: r.Seeders, Leechers: r.Leechers, Grabs: r.Grabs, Files: r.Files,
 			IMDbID: r.IMDbID, TMDbID: r.TMDbID, TVDbID: r.TVDbID,
 			InfoURL: firstNonEmpty(SafeLink(r.InfoURL, t.c.key), SafeLink(r.CommentURL, t.c.key)),
@@ -360,18 +352,4 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
-}
-
-// HumanSize renders a byte count in binary units ("1.4 GiB").
-func HumanSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }

@@ -227,16 +227,6 @@ func (c *Client) Releases(ctx context.Context, movieID int) ([]Release, error) {
 	return out, err
 }
 
-// Grab asks Radarr to send the cached release guid from indexerID to its
-// download client (POST /release).
-func (c *Client) Grab(ctx context.Context, guid string, indexerID int) error {
-	body := struct {
-		GUID      string `json:"guid"`
-		IndexerID int    `json:"indexerId"`
-	}{guid, indexerID}
-	return c.api.Post(ctx, "/release", body, nil)
-}
-
 // MoviesSearch starts one MoviesSearch command for exactly ids.
 func (c *Client) MoviesSearch(ctx context.Context, ids []int) (arrapi.Command, error) {
 	body := struct {

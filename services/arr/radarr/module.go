@@ -1,8 +1,6 @@
 package radarr
 
 import (
-	"log/slog"
-
 	"go.uber.org/fx"
 
 	"github.com/toolgate/toolgate/internal/toolkit"
@@ -13,12 +11,7 @@ import (
 // ARR_ALLOW_WRITES=true), the API key for the redactor and Radarr's
 // readiness check when RADARR_URL and RADARR_API_KEY_FILE are set;
 // otherwise nothing.
-var Module = fx.Module("radarr",
-	fx.Provide(fx.Private, func(log *slog.Logger) (*arrapi.Client, error) {
-		return arrapi.FromEnv("radarr", APIRoot, log)
-	}),
+var Module = arrapi.AppModule("radarr", APIRoot,
 	fx.Provide(fx.Private, New),
 	toolkit.ProvideTools(Tools),
-	toolkit.ProvideSecret((*arrapi.Client).Secret),
-	arrapi.ProvideCheck((*arrapi.Client).Check),
 )

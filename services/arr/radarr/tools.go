@@ -7,18 +7,11 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
 )
-
-// searchSlack is added to the upstream search deadline for the deadline of
-// tools that search indexers, so Radarr's timeout is what gets reported.
-const searchSlack = 10 * time.Second
-
-var readOnly = toolkit.Annotations{ReadOnly: true, Idempotent: true}
 
 // Tools returns the radarr_ tools, none for a nil Client (Radarr not
 // configured). The write tools are only served when ARR_ALLOW_WRITES=true
@@ -33,7 +26,7 @@ func NewTools(c *Client, now func() time.Time) []toolkit.Tool {
 		return nil
 	}
 	t := &tools{c: c, now: now}
-	slow := c.api.SearchTimeout() + searchSlack
+	slow := c.api.SearchTimeout() + arrapi.SearchSlack
 	return []toolkit.Tool{
 		read("radarr_movie_list", "Radarr movies",
 			"List the movies in Radarr's library (id, title, year, monitored, has_file, quality), optionally only those whose title contains search. Use the ids with the other radarr_ tools. Cheap.",
@@ -71,7 +64,7 @@ func NewTools(c *Client, now func() time.Time) []toolkit.Tool {
 		read("radarr_command_status", "Radarr command status",
 			"Show the state of a Radarr command, e.g. the MoviesSearch radarr_movie_search started (queued, started, completed, failed). Cheap.",
 			`"command_id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Command id returned by a write."}`,
-			[]string{"command_id"}, t.commandStatus),
+			[]string{"command_id"}, arrapi.CommandStatus(c.api)),
 		{
 			Name:  "radarr_release_search",
 			Title: "Search releases for a movie",
@@ -104,7 +97,7 @@ func object(props string, required []string) json.RawMessage {
 }
 
 func read(name, title, desc, props string, required []string, fn toolkit.ReadFunc) toolkit.Tool {
-	return toolkit.Tool{Name: name, Title: title, Description: desc, Schema: object(props, required), Annotations: readOnly, Read: fn}
+	return toolkit.Tool{Name: name, Title: title, Description: desc, Schema: object(props, required), Annotations: arrapi.ReadOnly, Read: fn}
 }
 
 type page struct {
@@ -217,7 +210,7 @@ func (t *tools) movieLookup(ctx context.Context, a toolkit.Args) (any, error) {
 			break
 		}
 		out = append(out, hit{Title: m.Title, Year: m.Year, TMDbID: m.TMDbID, IMDbID: m.IMDbID, Status: m.Status,
-			InLibrary: m.ID > 0, LibraryID: m.ID, Overview: clip(m.Overview, 300)})
+			InLibrary: m.ID > 0, LibraryID: m.ID, Overview: arrapi.Clip(m.Overview, 300)})
 	}
 	return map[string]any{"term": in.Term, "returned": len(out), "total": len(ms), "movies": out}, nil
 }
@@ -239,8 +232,8 @@ func fileOf(f *MovieFile) *fileOut {
 	if f == nil {
 		return nil
 	}
-	return &fileOut{ID: f.ID, RelativePath: f.RelativePath, Quality: f.Quality.Name(), SizeBytes: f.Size, Size: humanSize(f.Size),
-		Languages: languages(f.Languages), ReleaseGroup: f.ReleaseGroup, Edition: f.Edition, DateAdded: f.DateAdded, CutoffNotMet: f.CutoffNotMet}
+	return &fileOut{ID: f.ID, RelativePath: f.RelativePath, Quality: f.Quality.Name(), SizeBytes: f.Size, Size: arrapi.HumanSize(f.Size),
+		Languages: arrapi.LanguageNames(f.Languages), ReleaseGroup: f.ReleaseGroup, Edition: f.Edition, DateAdded: f.DateAdded, CutoffNotMet: f.CutoffNotMet}
 }
 
 func (t *tools) movieGet(ctx context.Context, a toolkit.Args) (any, error) {
@@ -255,7 +248,7 @@ func (t *tools) movieGet(ctx context.Context, a toolkit.Args) (any, error) {
 		return nil, err
 	}
 	return map[string]any{
-		"movie": compact(m), "original_title": m.OriginalTitle, "overview": clip(m.Overview, 600), "studio": m.Studio,
+		"movie": compact(m), "original_title": m.OriginalTitle, "overview": arrapi.Clip(m.Overview, 600), "studio": m.Studio,
 		"runtime_min": m.Runtime, "genres": m.Genres, "certification": m.Certification,
 		"in_cinemas": m.InCinemas, "digital_release": m.DigitalRelease, "physical_release": m.PhysicalRelease,
 		"minimum_availability": m.MinimumAvailability, "quality_profile_id": m.QualityProfileID, "path": m.Path,
@@ -364,7 +357,7 @@ func (t *tools) queue(ctx context.Context, a toolkit.Args) (any, error) {
 	}
 	out := make([]item, 0, len(p.Records))
 	for _, q := range p.Records {
-		it := item{ID: q.ID, Title: q.Title, Quality: q.Quality.Name(), Size: humanSize(int64(q.Size)), Status: q.Status,
+		it := item{ID: q.ID, Title: q.Title, Quality: q.Quality.Name(), Size: arrapi.HumanSize(int64(q.Size)), Status: q.Status,
 			TrackedStatus: q.TrackedDownloadStatus, TrackedState: q.TrackedDownloadState, StatusMessages: q.StatusMessages,
 			ErrorMessage: q.ErrorMessage, EstimatedDone: q.EstimatedCompletionTime, Protocol: q.Protocol,
 			DownloadClient: q.DownloadClient, Indexer: q.Indexer, Progress: "0%"}
@@ -416,14 +409,7 @@ func (t *tools) history(ctx context.Context, a toolkit.Args) (any, error) {
 		if h.Movie != nil {
 			it.Movie = h.Movie.Title
 		}
-		for _, k := range historyData {
-			if v, ok := h.Data[k]; ok && v != "" && !arrapi.SensitiveLink(v) {
-				if it.Details == nil {
-					it.Details = map[string]string{}
-				}
-				it.Details[k] = clip(v, 300)
-			}
-		}
+		it.Details = arrapi.SafeDetails(h.Data, historyData, 300)
 		out = append(out, it)
 	}
 	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "records": out}, nil
@@ -461,27 +447,13 @@ func (t *tools) diskSpace(ctx context.Context, _ toolkit.Args) (any, error) {
 	}
 	out := make([]disk, 0, len(ds))
 	for _, d := range ds {
-		o := disk{Path: d.Path, Label: d.Label, Free: humanSize(d.FreeSpace), Total: humanSize(d.TotalSpace), FreeBytes: d.FreeSpace, TotalBytes: d.TotalSpace}
+		o := disk{Path: d.Path, Label: d.Label, Free: arrapi.HumanSize(d.FreeSpace), Total: arrapi.HumanSize(d.TotalSpace), FreeBytes: d.FreeSpace, TotalBytes: d.TotalSpace}
 		if d.TotalSpace > 0 {
 			o.FreePercent = int(100 * d.FreeSpace / d.TotalSpace)
 		}
 		out = append(out, o)
 	}
 	return map[string]any{"disks": out}, nil
-}
-
-func (t *tools) commandStatus(ctx context.Context, a toolkit.Args) (any, error) {
-	var in struct {
-		CommandID int `json:"command_id"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
-	cmd, err := t.c.api.Command(ctx, in.CommandID)
-	if err != nil {
-		return nil, err
-	}
-	return cmd, nil
 }
 
 // releaseOut is a release as radarr_release_search shows it.
@@ -514,8 +486,8 @@ func releaseOf(r Release) releaseOut {
 	}
 	return releaseOut{
 		GUID: arrapi.PublicGUID(r.GUID), IndexerID: r.IndexerID, Indexer: r.Indexer, Title: r.Title,
-		SizeBytes: r.Size, Size: humanSize(r.Size), Quality: r.Quality.Name(), CustomFormatScore: r.CustomFormatScore,
-		Languages: languages(r.Languages), Protocol: r.Protocol, AgeDays: r.Age, PublishDate: r.PublishDate,
+		SizeBytes: r.Size, Size: arrapi.HumanSize(r.Size), Quality: r.Quality.Name(), CustomFormatScore: r.CustomFormatScore,
+		Languages: arrapi.LanguageNames(r.Languages), Protocol: r.Protocol, AgeDays: r.Age, PublishDate: r.PublishDate,
 		Seeders: r.Seeders, Leechers: r.Leechers, Approved: r.Approved, Rejected: r.Rejected,
 		TemporarilyRej: r.TemporarilyRejected, Rejections: rej, DownloadAllowed: r.DownloadAllowed,
 	}
@@ -548,36 +520,4 @@ func (t *tools) releaseSearch(ctx context.Context, a toolkit.Args) (any, error) 
 		"movie": compact(m), "existing_file": fileOf(m.MovieFile), "total": len(rels), "returned": len(out), "releases": out,
 		"note": "nothing was downloaded; to grab one, call radarr_release_grab with movie_id, guid and indexer_id",
 	}, nil
-}
-
-func languages(ls []arrapi.Language) []string {
-	var out []string
-	for _, l := range ls {
-		out = append(out, l.Name)
-	}
-	return out
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "…"
-}
-
-func humanSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -57,9 +56,8 @@ func (t *tools) previewMovieSearch(ctx context.Context, a toolkit.Args) (any, er
 	if err := a.Decode(&in); err != nil {
 		return nil, err
 	}
-	ids := slices.Clone(in.MovieIDs)
-	slices.Sort(ids)
-	if len(slices.Compact(slices.Clone(ids))) != len(ids) {
+	ids, unique := arrapi.SortedUnique(in.MovieIDs)
+	if !unique {
 		return nil, toolerr.New(toolerr.InvalidArgument, "movie_ids lists an id twice")
 	}
 	p := MovieSearchPreview{Action: "start one Radarr MoviesSearch command", Search: []searchMovie{}, Skipped: []searchMovie{}}
@@ -207,7 +205,7 @@ func (t *tools) previewGrab(ctx context.Context, a toolkit.Args) (any, error) {
 		Movie:  searchMovie{ID: m.ID, Title: m.Title, Year: m.Year, Monitored: m.Monitored},
 		Release: grabRelease{
 			GUID: arrapi.PublicGUID(r.GUID), IndexerID: r.IndexerID, Indexer: r.Indexer, Title: r.Title,
-			SizeBytes: r.Size, Size: humanSize(r.Size), Quality: r.Quality.Name(), Languages: languages(r.Languages),
+			SizeBytes: r.Size, Size: arrapi.HumanSize(r.Size), Quality: r.Quality.Name(), Languages: arrapi.LanguageNames(r.Languages),
 			Protocol: r.Protocol, PublishDate: r.PublishDate, Approved: r.Approved, Rejected: r.Rejected,
 			Rejections: rej, DownloadAllowed: r.DownloadAllowed,
 		},
@@ -238,7 +236,7 @@ func (t *tools) applyGrab(ctx context.Context, _ toolkit.Args, preview any) (any
 	if !ok {
 		return nil, fmt.Errorf("radarr_release_grab: unexpected preview type %T", preview)
 	}
-	if err := t.c.Grab(ctx, p.guid, p.Release.IndexerID); err != nil {
+	if err := t.c.api.Grab(ctx, p.guid, p.Release.IndexerID); err != nil {
 		return nil, grabError(err)
 	}
 	return map[string]any{

@@ -329,7 +329,7 @@ func (c *Client) Releases(ctx context.Context, rq ReleaseQuery) ([]Release, erro
 // Grab calls POST /release with exactly guid and indexerId: Sonarr takes
 // the release from its search cache and hands it to its download client.
 func (c *Client) Grab(ctx context.Context, guid string, indexerID int) error {
-	err := c.api.Post(ctx, "/release", map[string]any{"guid": guid, "indexerId": indexerID}, nil)
+	err := c.api.Grab(ctx, guid, indexerID)
 	switch s := arrapi.Status(err); {
 	case err == nil:
 		return nil

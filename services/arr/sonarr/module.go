@@ -1,10 +1,7 @@
 package sonarr
 
 import (
-	"log/slog"
 	"time"
-
-	"go.uber.org/fx"
 
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
@@ -15,16 +12,11 @@ const App = "sonarr"
 
 // Module adds the Sonarr tools when SONARR_URL and SONARR_API_KEY_FILE
 // are set; without them it adds nothing.
-var Module = fx.Module(App,
-	fx.Provide(fx.Private, func(log *slog.Logger) (*arrapi.Client, error) {
-		return arrapi.FromEnv(App, "/api/v3", log)
-	}),
+var Module = arrapi.AppModule(App, "/api/v3",
 	toolkit.ProvideTools(func(api *arrapi.Client) []toolkit.Tool {
 		if api == nil {
 			return nil
 		}
 		return Tools(NewClient(api), time.Now)
 	}),
-	toolkit.ProvideSecret((*arrapi.Client).Secret),
-	arrapi.ProvideCheck((*arrapi.Client).Check),
 )

@@ -21,7 +21,7 @@ func Tools(c *Client, now func() time.Time) []toolkit.Tool {
 		now = time.Now
 	}
 	t := &tools{c: c, now: now}
-	search := c.api.SearchTimeout() + 10*time.Second
+	search := c.api.SearchTimeout() + arrapi.SearchSlack
 	return []toolkit.Tool{
 		t.read("sonarr_series_list", "List series",
 			"List the series in Sonarr with id, year, status and episode counts (have/total). Use query to filter by title; use the id with the other sonarr_ tools. One request to Sonarr.",
@@ -62,7 +62,7 @@ func Tools(c *Client, now func() time.Time) []toolkit.Tool {
 		t.read("sonarr_command_status", "Command status",
 			"Show the state of a Sonarr command (queued, started, completed, failed), e.g. the episode search sonarr_episode_search started.",
 			`{"type":"object","properties":{"command_id":{"type":"integer","minimum":1}},"required":["command_id"],"additionalProperties":false}`,
-			t.commandStatus),
+			arrapi.CommandStatus(c.api)),
 		{
 			Name:        "sonarr_release_search",
 			Title:       "Search releases",
@@ -85,7 +85,7 @@ type tools struct {
 func (t *tools) read(name, title, desc, schema string, fn toolkit.ReadFunc) toolkit.Tool {
 	return toolkit.Tool{
 		Name: name, Title: title, Description: desc, Schema: json.RawMessage(schema),
-		Annotations: toolkit.Annotations{ReadOnly: true, Idempotent: true}, Read: fn,
+		Annotations: arrapi.ReadOnly, Read: fn,
 	}
 }
 
@@ -441,14 +441,7 @@ func (t *tools) history(ctx context.Context, a toolkit.Args) (any, error) {
 		if r.Episode != nil {
 			it.Episode = EpisodeCode(r.Episode.SeasonNumber, r.Episode.EpisodeNumber)
 		}
-		for _, k := range historyData {
-			if v := r.Data[k]; v != "" && !arrapi.SensitiveLink(v) {
-				if it.Details == nil {
-					it.Details = map[string]string{}
-				}
-				it.Details[k] = v
-			}
-		}
+		it.Details = arrapi.SafeDetails(r.Data, historyData, 0)
 		out = append(out, it)
 	}
 	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "records": out}, nil
@@ -492,16 +485,6 @@ func (t *tools) diskSpace(ctx context.Context, _ toolkit.Args) (any, error) {
 	return map[string]any{"disks": out}, nil
 }
 
-func (t *tools) commandStatus(ctx context.Context, a toolkit.Args) (any, error) {
-	var in struct {
-		CommandID int `json:"command_id"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
-	return t.c.api.Command(ctx, in.CommandID)
-}
-
 // releaseOut is a release as the tools show it: stable fields only (no
 // age or peer counts, which change between two searches and would
 // invalidate a grab preview) plus, in search results, the volatile ones.
@@ -541,17 +524,13 @@ func releaseView(r Release, volatile bool) releaseOut {
 	for _, n := range nums {
 		eps = append(eps, EpisodeCode(season, n))
 	}
-	var langs []string
-	for _, l := range r.Languages {
-		langs = append(langs, l.Name)
-	}
 	rej := r.Rejections
 	if rej == nil {
 		rej = []string{}
 	}
 	o := releaseOut{
 		GUID: arrapi.PublicGUID(r.GUID), IndexerID: r.IndexerID, Indexer: r.Indexer, Title: r.Title,
-		SizeGB: gb(r.Size), Size: r.Size, Quality: r.Quality.Name(), Protocol: r.Protocol, Languages: langs,
+		SizeGB: gb(r.Size), Size: r.Size, Quality: r.Quality.Name(), Protocol: r.Protocol, Languages: arrapi.LanguageNames(r.Languages),
 		FullSeason: r.FullSeason, Season: season, Episodes: eps, Approved: r.Approved, Rejected: r.Rejected,
 		Rejections: rej, DownloadAllowed: r.DownloadAllowed, CustomFormat: r.CustomFormatScore,
 	}

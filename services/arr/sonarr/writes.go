@@ -51,9 +51,8 @@ func (t *tools) previewEpisodeSearch(ctx context.Context, a toolkit.Args) (any, 
 	if err := a.Decode(&in); err != nil {
 		return nil, err
 	}
-	want := slices.Clone(in.Episodes)
-	slices.Sort(want)
-	if len(slices.Compact(slices.Clone(want))) != len(want) {
+	want, unique := arrapi.SortedUnique(in.Episodes)
+	if !unique {
 		return nil, toolerr.New(toolerr.InvalidArgument, "episodes lists a number twice")
 	}
 	s, err := t.c.Series(ctx, in.SeriesID)

@@ -7,14 +7,12 @@
 package fakeprowlarr
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/url"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/services/arr/arrapi/arrfake"
 )
 
 // Port is the port Prowlarr listens on by default.
@@ -36,21 +34,16 @@ func PlantedSecrets() []string {
 }
 
 // Request is one request the fake received.
-type Request struct {
-	Method string
-	Path   string
-	Query  url.Values
-}
+type Request = arrfake.Request
 
-// Server is a fake Prowlarr. It is safe for concurrent use.
+// Server is a fake Prowlarr. It is safe for concurrent use. Its embedded
+// SearchHooks slow or hold GET /search.
 type Server struct {
+	arrfake.SearchHooks
 	key     string
 	base    string
 	mux     *http.ServeMux
-	mu      sync.Mutex
-	reqs    []Request
-	delay   time.Duration
-	block   chan struct{}
+	rec     arrfake.Recorder
 	release []release
 }
 
@@ -78,61 +71,27 @@ func NewDemo(apiKey string) http.Handler {
 	return s
 }
 
-// SetSearchDelay makes every search wait d (or until the client gives up).
-func (s *Server) SetSearchDelay(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.delay = d
-}
-
-// BlockSearches makes searches hang until the client gives up or release
-// is called, to test deadlines without timing assumptions.
-func (s *Server) BlockSearches() (release func()) {
-	ch := make(chan struct{})
-	s.mu.Lock()
-	s.block = ch
-	s.mu.Unlock()
-	var once sync.Once
-	return func() { once.Do(func() { close(ch) }) }
-}
-
 // Requests returns the requests received so far.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.reqs)
-}
+func (s *Server) Requests() []Request { return s.rec.Requests() }
 
 // ServeHTTP checks the API key and routes the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query()})
-	s.mu.Unlock()
-	key := r.Header.Get("X-Api-Key")
-	if key == "" {
-		key = r.URL.Query().Get("apikey")
-	}
-	if key != s.key {
-		w.WriteHeader(http.StatusUnauthorized)
+	s.rec.Record(r, nil)
+	if !arrfake.Authorized(r, s.key) {
+		arrfake.Unauthorized(w)
 		return
 	}
 	s.mux.ServeHTTP(w, r)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 func notFound(w http.ResponseWriter) {
-	writeJSON(w, http.StatusNotFound, map[string]any{"message": "NotFound"})
+	arrfake.WriteJSON(w, http.StatusNotFound, map[string]any{"message": "NotFound"})
 }
 
 var started = time.Date(2025, 11, 3, 8, 0, 0, 0, time.UTC)
 
 func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	arrfake.WriteJSON(w, http.StatusOK, map[string]any{
 		"appName": "Prowlarr", "instanceName": "Prowlarr", "version": "2.1.5.5216", "buildTime": "2025-10-01T00:00:00Z",
 		"isDebug": false, "isProduction": true, "isAdmin": false, "isUserInteractive": false,
 		"startupPath": "/app/prowlarr/bin", "appData": "/config", "osName": "ubuntu", "osVersion": "24.04",
@@ -208,18 +167,18 @@ func (s *Server) indexerList() []map[string]any {
 }
 
 func (s *Server) indexers(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.indexerList())
+	arrfake.WriteJSON(w, http.StatusOK, s.indexerList())
 }
 
 func (s *Server) indexer(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.Atoi(r.PathValue("id"))
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "id must be an integer"})
+		arrfake.WriteJSON(w, http.StatusBadRequest, map[string]any{"message": "id must be an integer"})
 		return
 	}
 	for _, ix := range s.indexerList() {
 		if ix["id"] == id {
-			writeJSON(w, http.StatusOK, ix)
+			arrfake.WriteJSON(w, http.StatusOK, ix)
 			return
 		}
 	}
@@ -233,14 +192,14 @@ func (s *Server) indexerStatus(w http.ResponseWriter, _ *http.Request) {
 			out = append(out, st)
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	arrfake.WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) indexerStats(w http.ResponseWriter, r *http.Request) {
 	for _, p := range []string{"startDate", "endDate"} {
 		if v := r.URL.Query().Get(p); v != "" {
 			if _, err := time.Parse(time.RFC3339, v); err != nil {
-				writeJSON(w, http.StatusBadRequest, map[string]any{"message": p + " is not a date"})
+				arrfake.WriteJSON(w, http.StatusBadRequest, map[string]any{"message": p + " is not a date"})
 				return
 			}
 		}
@@ -264,7 +223,7 @@ func (s *Server) indexerStats(w http.ResponseWriter, r *http.Request) {
 			"numberOfFailedQueries": i, "numberOfFailedGrabs": 0, "numberOfFailedRssQueries": 1, "numberOfFailedAuthQueries": 0,
 		})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	arrfake.WriteJSON(w, http.StatusOK, map[string]any{
 		"id":       0,
 		"indexers": lines,
 		"userAgents": []any{
@@ -276,7 +235,7 @@ func (s *Server) indexerStats(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, []any{
+	arrfake.WriteJSON(w, http.StatusOK, []any{
 		map[string]any{"id": 0, "source": "IndexerStatusCheck", "type": "warning",
 			"message": "Indexers unavailable due to failures: TorrentLeech", "wikiUrl": "https://wiki.servarr.com/prowlarr/system#indexers-are-unavailable-due-to-failures"},
 	})

@@ -1,44 +1,24 @@
 package fakeprowlarr_test
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
+	"github.com/toolgate/toolgate/services/arr/arrapi/arrfake/arrfaketest"
 	"github.com/toolgate/toolgate/services/arr/prowlarr/fakeprowlarr"
 )
 
 func TestStatusCodes(t *testing.T) {
 	const key = "fake-prowlarr-key"
-	srv := httptest.NewServer(fakeprowlarr.New(key, "http://prowlarr.test"))
-	defer srv.Close()
-	cases := []struct {
-		path, key string
-		want      int
-	}{
-		{"/api/v1/indexer", "", 401},
-		{"/api/v1/indexer", "wrong", 401},
-		{"/api/v1/indexer", key, 200},
-		{"/api/v1/indexer?apikey=" + key, "", 200},
-		{"/api/v1/indexer/99", key, 404},
-		{"/api/v1/search?query=x&type=audio", key, 400},
-		{"/api/v1/search?query=x&indexerIds=a", key, 400},
-		{"/api/v1/search?query=matrix", key, 200},
-	}
-	for _, tc := range cases {
-		req, _ := http.NewRequest("GET", srv.URL+tc.path, nil)
-		if tc.key != "" {
-			req.Header.Set("X-Api-Key", tc.key)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != tc.want {
-			t.Errorf("%s: HTTP %d, want %d", tc.path, res.StatusCode, tc.want)
-		}
-	}
+	arrfaketest.Check(t, fakeprowlarr.New(key, "http://prowlarr.test"), []arrfaketest.Case{
+		{Name: "no key", Method: "GET", Target: "/api/v1/indexer", Status: 401},
+		{Name: "wrong key", Method: "GET", Target: "/api/v1/indexer", Key: "wrong", Status: 401},
+		{Name: "key header", Method: "GET", Target: "/api/v1/indexer", Key: key, Status: 200},
+		{Name: "key parameter", Method: "GET", Target: "/api/v1/indexer?apikey=" + key, Status: 200},
+		{Name: "unknown indexer", Method: "GET", Target: "/api/v1/indexer/99", Key: key, Status: 404},
+		{Name: "bad search type", Method: "GET", Target: "/api/v1/search?query=x&type=audio", Key: key, Status: 400},
+		{Name: "bad indexer ids", Method: "GET", Target: "/api/v1/search?query=x&indexerIds=a", Key: key, Status: 400},
+		{Name: "search", Method: "GET", Target: "/api/v1/search?query=matrix", Key: key, Status: 200},
+	})
 	if _, ok := fakeprowlarr.NewDemo(key).(*fakeprowlarr.Server); !ok {
 		t.Fatal("NewDemo is not the fake server")
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolgate/toolgate/services/arr/arrapi/arrfake"
 )
 
 type release struct {
@@ -34,40 +36,24 @@ func seedReleases() []release {
 }
 
 func (s *Server) search(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	delay, block := s.delay, s.block
-	s.mu.Unlock()
-	if block != nil {
-		select {
-		case <-block:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if delay > 0 {
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
+	if !s.WaitSearch(r.Context()) {
+		return
 	}
 	q := r.URL.Query()
 	switch q.Get("type") {
 	case "", "search", "tvsearch", "movie", "music", "book":
 	default:
-		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "Invalid search type"})
+		arrfake.WriteJSON(w, http.StatusBadRequest, map[string]any{"message": "Invalid search type"})
 		return
 	}
 	ids, err := ints(q["indexerIds"])
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "indexerIds must be integers"})
+		arrfake.WriteJSON(w, http.StatusBadRequest, map[string]any{"message": "indexerIds must be integers"})
 		return
 	}
 	cats, err := ints(q["categories"])
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "categories must be integers"})
+		arrfake.WriteJSON(w, http.StatusBadRequest, map[string]any{"message": "categories must be integers"})
 		return
 	}
 	words := strings.Fields(strings.ToLower(q.Get("query")))
@@ -94,7 +80,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	if out == nil {
 		out = []any{}
 	}
-	writeJSON(w, http.StatusOK, out)
+	arrfake.WriteJSON(w, http.StatusOK, out)
 }
 
 // resource renders a release as Prowlarr does: the download link is

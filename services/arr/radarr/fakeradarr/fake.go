@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/services/arr/arrapi/arrfake"
 )
 
 // Port is the port Radarr listens on by default.
@@ -43,29 +45,24 @@ const (
 )
 
 // Request is one request the fake received.
-type Request struct {
-	Method string
-	Path   string
-	Query  url.Values
-	Body   string
-}
+type Request = arrfake.Request
 
-// Server is a fake Radarr. It is safe for concurrent use.
+// Server is a fake Radarr. It is safe for concurrent use. Its embedded
+// SearchHooks slow or hold GET /release.
 type Server struct {
+	arrfake.SearchHooks
 	key string
 	mux *http.ServeMux
 	now time.Time
 
+	rec      arrfake.Recorder
 	mu       sync.Mutex
-	reqs     []Request
 	movies   []map[string]any
 	commands map[int]map[string]any
 	nextCmd  int
 	cache    map[string]bool // indexerId/guid of releases a search returned
 	evicted  map[string]bool // never cached, to simulate an expired cache
 	grabs    []map[string]any
-	delay    time.Duration
-	block    chan struct{}
 	refused  map[string]bool
 }
 
@@ -102,25 +99,6 @@ func NewDemo(apiKey string) http.Handler {
 	return s
 }
 
-// SetSearchDelay makes every release search wait d (or until the client
-// gives up).
-func (s *Server) SetSearchDelay(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.delay = d
-}
-
-// BlockSearches makes release searches hang until the client gives up or
-// release is called, to test deadlines without timing assumptions.
-func (s *Server) BlockSearches() (release func()) {
-	ch := make(chan struct{})
-	s.mu.Lock()
-	s.block = ch
-	s.mu.Unlock()
-	var once sync.Once
-	return func() { once.Do(func() { close(ch) }) }
-}
-
 // Evict keeps the release guid out of the cache from now on, as if
 // Radarr's cache had expired it: a grab then answers 404.
 func (s *Server) Evict(guid string) {
@@ -154,11 +132,7 @@ func (s *Server) SetMovieFile(id int, has bool) {
 }
 
 // Requests returns the requests received so far.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.reqs)
-}
+func (s *Server) Requests() []Request { return s.rec.Requests() }
 
 // Commands returns the bodies of the commands posted so far.
 func (s *Server) Commands() []map[string]any {
@@ -180,42 +154,20 @@ func (s *Server) Grabs() []map[string]any {
 
 // ServeHTTP records the request, checks the API key and routes it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body []byte
-	if r.Body != nil {
-		body, _ = readAll(r)
-	}
-	s.mu.Lock()
-	s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Body: string(body)})
-	s.mu.Unlock()
-	key := r.Header.Get("X-Api-Key")
-	if key == "" {
-		key = r.URL.Query().Get("apikey")
-	}
-	if key != s.key {
-		w.WriteHeader(http.StatusUnauthorized)
+	body, _ := arrfake.ReadBody(r)
+	s.rec.Record(r, body)
+	if !arrfake.Authorized(r, s.key) {
+		arrfake.Unauthorized(w)
 		return
 	}
-	r.Body = readCloser(body)
 	s.mux.ServeHTTP(w, r)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // apiError answers like Radarr's error middleware.
-func apiError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{"message": msg, "description": ""})
-}
+func apiError(w http.ResponseWriter, status int, msg string) { arrfake.Problem(w, status, msg) }
 
 func intParam(w http.ResponseWriter, q url.Values, name string, def int) (int, bool) {
-	v := q.Get(name)
-	if v == "" {
-		return def, true
-	}
-	n, err := strconv.Atoi(v)
+	n, err := arrfake.IntParam(q, name, def)
 	if err != nil {
 		apiError(w, http.StatusBadRequest, name+" must be an integer")
 		return 0, false
@@ -224,7 +176,7 @@ func intParam(w http.ResponseWriter, q url.Values, name string, def int) (int, b
 }
 
 func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	arrfake.WriteJSON(w, http.StatusOK, map[string]any{
 		"appName": "Radarr", "instanceName": "Radarr", "version": "5.26.2.10099", "buildTime": "2025-09-01T00:00:00Z",
 		"isDebug": false, "isProduction": true, "isAdmin": false, "isUserInteractive": false,
 		"startupPath": "/app/radarr/bin", "appData": "/config", "osName": "ubuntu", "osVersion": "24.04",
@@ -269,7 +221,7 @@ func (s *Server) movieList(w http.ResponseWriter, r *http.Request) {
 			out = append(out, m)
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	arrfake.WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) movie(w http.ResponseWriter, r *http.Request) {
@@ -283,13 +235,13 @@ func (s *Server) movie(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "NotFound")
 		return
 	}
-	writeJSON(w, http.StatusOK, m)
+	arrfake.WriteJSON(w, http.StatusOK, m)
 }
 
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	term := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("term")))
 	if term == "" {
-		writeJSON(w, http.StatusOK, []any{})
+		arrfake.WriteJSON(w, http.StatusOK, []any{})
 		return
 	}
 	out := []map[string]any{}
@@ -298,7 +250,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 			out = append(out, m)
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	arrfake.WriteJSON(w, http.StatusOK, out)
 }
 
 func paged(w http.ResponseWriter, q url.Values, records []map[string]any) {
@@ -314,12 +266,7 @@ func paged(w http.ResponseWriter, q url.Values, records []map[string]any) {
 		apiError(w, http.StatusBadRequest, "page and pageSize must be positive")
 		return
 	}
-	from := min((page-1)*size, len(records))
-	to := min(from+size, len(records))
-	writeJSON(w, http.StatusOK, map[string]any{
-		"page": page, "pageSize": size, "sortKey": q.Get("sortKey"), "sortDirection": orDefault(q.Get("sortDirection"), "default"),
-		"totalRecords": len(records), "records": records[from:to],
-	})
+	arrfake.WriteJSON(w, http.StatusOK, arrfake.PageOf(records, page, size, q.Get("sortKey"), orDefault(q.Get("sortDirection"), "default")))
 }
 
 func orDefault(s, d string) string {
@@ -365,18 +312,18 @@ func (s *Server) calendar(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	arrfake.WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, []any{
+	arrfake.WriteJSON(w, http.StatusOK, []any{
 		map[string]any{"id": 0, "source": "DownloadClientCheck", "type": "warning",
 			"message": "Unable to communicate with qBittorrent. Connection refused", "wikiUrl": "https://wiki.servarr.com/radarr/system#download-clients-are-unavailable-due-to-failures"},
 	})
 }
 
 func (s *Server) diskSpace(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, []any{
+	arrfake.WriteJSON(w, http.StatusOK, []any{
 		map[string]any{"id": 0, "path": "/", "label": "overlay", "freeSpace": int64(40) << 30, "totalSpace": int64(100) << 30},
 		map[string]any{"id": 0, "path": "/movies", "label": "user", "freeSpace": int64(2) << 40, "totalSpace": int64(16) << 40},
 	})
@@ -395,7 +342,7 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "NotFound")
 		return
 	}
-	writeJSON(w, http.StatusOK, c)
+	arrfake.WriteJSON(w, http.StatusOK, c)
 }
 
 func (s *Server) postCommand(w http.ResponseWriter, r *http.Request) {
@@ -424,5 +371,5 @@ func (s *Server) postCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	s.commands[id] = c
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, c)
+	arrfake.WriteJSON(w, http.StatusOK, c)
 }

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/toolgate/toolgate/services/arr/arrapi/arrfake"
 )
 
 func quality(name string, id, resolution int, source string) map[string]any {
@@ -171,24 +173,8 @@ func (s *Server) releases(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "NotFound")
 		return
 	}
-	s.mu.Lock()
-	delay, block := s.delay, s.block
-	s.mu.Unlock()
-	if block != nil {
-		select {
-		case <-block:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if delay > 0 {
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
+	if !s.WaitSearch(r.Context()) {
+		return
 	}
 	out := []map[string]any{}
 	s.mu.Lock()
@@ -199,7 +185,7 @@ func (s *Server) releases(w http.ResponseWriter, r *http.Request) {
 		out = append(out, s.releaseResource(i+1, id, m, rel))
 	}
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, out)
+	arrfake.WriteJSON(w, http.StatusOK, out)
 }
 
 // releaseResource renders a release as Radarr does for an indexer synced
@@ -252,5 +238,5 @@ func (s *Server) grab(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.grabs = append(s.grabs, body)
-	writeJSON(w, http.StatusOK, body)
+	arrfake.WriteJSON(w, http.StatusOK, body)
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolgate/toolgate/services/arr/arrapi/arrfake"
 )
 
 type series struct {
@@ -377,7 +379,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 	}
 	p, ok := pageOf(w, q, items, "timeleft")
 	if ok {
-		writeJSON(w, http.StatusOK, p)
+		arrfake.WriteJSON(w, http.StatusOK, p)
 	}
 }
 
@@ -392,7 +394,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		for _, v := range q[name] {
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				problem(w, http.StatusBadRequest, "The value '"+v+"' is not valid.")
+				arrfake.Problem(w, http.StatusBadRequest, "The value '"+v+"' is not valid.")
 				return
 			}
 			*dst = append(*dst, n)
@@ -440,7 +442,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	}
 	p, ok := pageOf(w, q, out, "date")
 	if ok {
-		writeJSON(w, http.StatusOK, p)
+		arrfake.WriteJSON(w, http.StatusOK, p)
 	}
 }
 
@@ -458,24 +460,8 @@ func (s *Server) releaseSearch(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	gate, delay := s.gate, s.delay
-	s.mu.Unlock()
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if delay > 0 {
-		t := time.NewTimer(delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			return
-		}
+	if !s.WaitSearch(r.Context()) {
+		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -489,7 +475,7 @@ func (s *Server) releaseSearch(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if e == nil {
-			problem(w, http.StatusNotFound, "Episode with ID "+strconv.Itoa(epID)+" does not exist")
+			arrfake.Problem(w, http.StatusNotFound, "Episode with ID "+strconv.Itoa(epID)+" does not exist")
 			return
 		}
 		for _, rel := range s.releases[[2]int{e.SeriesID, e.SeasonNumber}] {
@@ -499,7 +485,7 @@ func (s *Server) releaseSearch(w http.ResponseWriter, r *http.Request) {
 		}
 	case sid > 0 && season >= 0:
 		if s.seriesByID(sid) == nil {
-			problem(w, http.StatusNotFound, "Series with ID "+strconv.Itoa(sid)+" does not exist")
+			arrfake.Problem(w, http.StatusNotFound, "Series with ID "+strconv.Itoa(sid)+" does not exist")
 			return
 		}
 		found = s.releases[[2]int{sid, season}]
@@ -515,7 +501,7 @@ func (s *Server) releaseSearch(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(rel)
 		out = append(out, b)
 	}
-	writeJSON(w, http.StatusOK, out)
+	arrfake.WriteJSON(w, http.StatusOK, out)
 }
 
 func cacheKey(indexer int, guid string) string { return strconv.Itoa(indexer) + "/" + guid }
@@ -526,20 +512,20 @@ func (s *Server) releaseGrab(w http.ResponseWriter, r *http.Request) {
 		IndexerID int    `json:"indexerId"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.GUID == "" {
-		writeJSON(w, http.StatusBadRequest, []map[string]any{{"propertyName": "Guid", "errorMessage": "'Guid' must not be empty.", "severity": "error"}})
+		arrfake.WriteJSON(w, http.StatusBadRequest, []map[string]any{{"propertyName": "Guid", "errorMessage": "'Guid' must not be empty.", "severity": "error"}})
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rel, ok := s.cache[cacheKey(body.IndexerID, body.GUID)]
 	if !ok {
-		problem(w, http.StatusNotFound, "Couldn't find requested release in cache, cache timeout probably expired.")
+		arrfake.Problem(w, http.StatusNotFound, "Couldn't find requested release in cache, cache timeout probably expired.")
 		return
 	}
 	if rel.refuse {
-		problem(w, http.StatusConflict, "Getting release from indexer failed")
+		arrfake.Problem(w, http.StatusConflict, "Getting release from indexer failed")
 		return
 	}
 	s.grabs = append(s.grabs, Grab{GUID: rel.GUID, IndexerID: rel.IndexerID, Title: rel.Title})
-	writeJSON(w, http.StatusOK, rel)
+	arrfake.WriteJSON(w, http.StatusOK, rel)
 }

@@ -11,10 +11,8 @@
 package fakesonarr
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -22,6 +20,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/services/arr/arrapi/arrfake"
 )
 
 // Port is the port Sonarr listens on by default.
@@ -47,21 +47,18 @@ const (
 )
 
 // Request is one request the fake received.
-type Request struct {
-	Method string
-	Path   string
-	Query  url.Values
-	Body   string
-}
+type Request = arrfake.Request
 
-// Server is a fake Sonarr. It is safe for concurrent use.
+// Server is a fake Sonarr. It is safe for concurrent use. Its embedded
+// SearchHooks slow or hold GET /release.
 type Server struct {
+	arrfake.SearchHooks
 	key string
 	mux *http.ServeMux
 	now func() time.Time
 
+	rec      arrfake.Recorder
 	mu       sync.Mutex
-	reqs     []Request
 	series   []*series
 	episodes []*episode
 	files    map[int]*episodeFile
@@ -69,8 +66,6 @@ type Server struct {
 	cache    map[string]*release   // indexerId/guid → release found by a search
 	commands []*command
 	grabs    []Grab
-	gate     chan struct{}
-	delay    time.Duration
 }
 
 // Grab is a release handed to the download client.
@@ -119,32 +114,21 @@ func NewDemo(apiKey string) http.Handler {
 // ServeHTTP checks the API key like Sonarr, records the request and
 // routes it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	key := r.Header.Get("X-Api-Key")
-	if key == "" {
-		key = r.URL.Query().Get("apikey")
-	}
-	if key != s.key {
-		w.WriteHeader(http.StatusUnauthorized)
+	if !arrfake.Authorized(r, s.key) {
+		arrfake.Unauthorized(w)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	body, err := arrfake.ReadBody(r)
 	if err != nil {
-		problem(w, http.StatusBadRequest, "cannot read the request body")
+		arrfake.Problem(w, http.StatusBadRequest, "cannot read the request body")
 		return
 	}
-	s.mu.Lock()
-	s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Body: string(body)})
-	s.mu.Unlock()
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	s.rec.Record(r, body)
 	s.mux.ServeHTTP(w, r)
 }
 
 // Requests returns every request received so far.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.reqs)
-}
+func (s *Server) Requests() []Request { return s.rec.Requests() }
 
 // Writes returns the requests that were not GETs.
 func (s *Server) Writes() []Request {
@@ -214,42 +198,12 @@ func (s *Server) RemoveRelease(guid string) {
 // HoldSearches makes every GET /release wait until the returned function
 // is called (or the request is canceled), to test slow indexers without
 // sleeping.
-func (s *Server) HoldSearches() (release func()) {
-	g := make(chan struct{})
-	s.mu.Lock()
-	s.gate = g
-	s.mu.Unlock()
-	var once sync.Once
-	return func() { once.Do(func() { close(g) }) }
-}
-
-// SetSearchDelay makes every GET /release take d.
-func (s *Server) SetSearchDelay(d time.Duration) {
-	s.mu.Lock()
-	s.delay = d
-	s.mu.Unlock()
-}
-
-// writeJSON answers v with status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// problem answers an error the way Sonarr does ({"message": …}).
-func problem(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{"message": msg, "description": ""})
-}
+func (s *Server) HoldSearches() (release func()) { return s.BlockSearches() }
 
 func intParam(w http.ResponseWriter, q url.Values, name string, def int) (int, bool) {
-	v := q.Get(name)
-	if v == "" {
-		return def, true
-	}
-	n, err := strconv.Atoi(v)
+	n, err := arrfake.IntParam(q, name, def)
 	if err != nil {
-		problem(w, http.StatusBadRequest, fmt.Sprintf("The value '%s' is not valid for %s.", v, name))
+		arrfake.Problem(w, http.StatusBadRequest, fmt.Sprintf("The value '%s' is not valid for %s.", q.Get(name), name))
 		return 0, false
 	}
 	return n, true
@@ -266,34 +220,22 @@ func boolParam(q url.Values, name string, def bool) bool {
 func pathID(w http.ResponseWriter, r *http.Request) (int, bool) {
 	n, err := strconv.Atoi(r.PathValue("id"))
 	if err != nil {
-		problem(w, http.StatusBadRequest, "id must be an integer")
+		arrfake.Problem(w, http.StatusBadRequest, "id must be an integer")
 		return 0, false
 	}
 	return n, true
 }
 
-// paged is a …PagingResource.
-type paged struct {
-	Page          int    `json:"page"`
-	PageSize      int    `json:"pageSize"`
-	SortKey       string `json:"sortKey"`
-	SortDirection string `json:"sortDirection"`
-	TotalRecords  int    `json:"totalRecords"`
-	Records       any    `json:"records"`
-}
-
-func pageOf[T any](w http.ResponseWriter, q url.Values, all []T, sortKey string) (paged, bool) {
+func pageOf[T any](w http.ResponseWriter, q url.Values, all []T, sortKey string) (arrfake.Page, bool) {
 	page, ok := intParam(w, q, "page", 1)
 	if !ok {
-		return paged{}, false
+		return arrfake.Page{}, false
 	}
 	size, ok := intParam(w, q, "pageSize", 10)
 	if !ok {
-		return paged{}, false
+		return arrfake.Page{}, false
 	}
 	page, size = max(page, 1), max(size, 1)
-	from := min((page-1)*size, len(all))
-	to := min(from+size, len(all))
 	dir := q.Get("sortDirection")
 	if dir == "" {
 		dir = "descending"
@@ -301,11 +243,11 @@ func pageOf[T any](w http.ResponseWriter, q url.Values, all []T, sortKey string)
 	if k := q.Get("sortKey"); k != "" {
 		sortKey = k
 	}
-	return paged{Page: page, PageSize: size, SortKey: sortKey, SortDirection: dir, TotalRecords: len(all), Records: all[from:to]}, true
+	return arrfake.PageOf(all, page, size, sortKey, dir), true
 }
 
 func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	arrfake.WriteJSON(w, http.StatusOK, map[string]any{
 		"appName": "Sonarr", "instanceName": "Sonarr", "version": "4.0.14.2939", "buildTime": "2025-03-31T12:00:00Z",
 		"isDebug": false, "isProduction": true, "isAdmin": false, "isUserInteractive": false,
 		"startupPath": "/app/sonarr/bin", "appData": "/config", "osName": "ubuntu", "osVersion": "22.04",
@@ -318,7 +260,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, []map[string]any{{
+	arrfake.WriteJSON(w, http.StatusOK, []map[string]any{{
 		"id": 1, "source": "DownloadClientRootFolderCheck", "type": "warning",
 		"message": "Download client SABnzbd places downloads in the root folder /tv. You should not download to a root folder.",
 		"wikiUrl": "https://wiki.servarr.com/sonarr/system#downloads-in-root-folder",
@@ -326,7 +268,7 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) diskSpace(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, []map[string]any{
+	arrfake.WriteJSON(w, http.StatusOK, []map[string]any{
 		{"id": 1, "path": "/tv", "label": "tv", "freeSpace": int64(1_234_000_000_000), "totalSpace": int64(4_000_000_000_000)},
 		{"id": 2, "path": "/downloads", "label": "downloads", "freeSpace": int64(310_000_000_000), "totalSpace": int64(500_000_000_000)},
 	})
@@ -345,7 +287,7 @@ func (s *Server) seriesList(w http.ResponseWriter, r *http.Request) {
 			out = append(out, s.seriesResource(x))
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	arrfake.WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) seriesGet(w http.ResponseWriter, r *http.Request) {
@@ -357,11 +299,11 @@ func (s *Server) seriesGet(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	for _, x := range s.series {
 		if x.ID == id {
-			writeJSON(w, http.StatusOK, s.seriesResource(x))
+			arrfake.WriteJSON(w, http.StatusOK, s.seriesResource(x))
 			return
 		}
 	}
-	problem(w, http.StatusNotFound, "NotFound")
+	arrfake.Problem(w, http.StatusNotFound, "NotFound")
 }
 
 func (s *Server) episodeList(w http.ResponseWriter, r *http.Request) {
@@ -378,13 +320,13 @@ func (s *Server) episodeList(w http.ResponseWriter, r *http.Request) {
 	for _, v := range q["episodeIds"] {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			problem(w, http.StatusBadRequest, "episodeIds must be integers")
+			arrfake.Problem(w, http.StatusBadRequest, "episodeIds must be integers")
 			return
 		}
 		ids[n] = true
 	}
 	if sid == 0 && len(ids) == 0 {
-		problem(w, http.StatusBadRequest, "seriesId or episodeIds must be provided")
+		arrfake.Problem(w, http.StatusBadRequest, "seriesId or episodeIds must be provided")
 		return
 	}
 	s.mu.Lock()
@@ -396,7 +338,7 @@ func (s *Server) episodeList(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, s.episodeResource(e, boolParam(q, "includeSeries", false)))
 	}
-	writeJSON(w, http.StatusOK, out)
+	arrfake.WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) episodeGet(w http.ResponseWriter, r *http.Request) {
@@ -408,11 +350,11 @@ func (s *Server) episodeGet(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	for _, e := range s.episodes {
 		if e.ID == id {
-			writeJSON(w, http.StatusOK, s.episodeResource(e, true))
+			arrfake.WriteJSON(w, http.StatusOK, s.episodeResource(e, true))
 			return
 		}
 	}
-	problem(w, http.StatusNotFound, "Episode with ID "+strconv.Itoa(id)+" does not exist")
+	arrfake.Problem(w, http.StatusNotFound, "Episode with ID "+strconv.Itoa(id)+" does not exist")
 }
 
 func (s *Server) episodeFiles(w http.ResponseWriter, r *http.Request) {
@@ -421,7 +363,7 @@ func (s *Server) episodeFiles(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid == 0 {
-		problem(w, http.StatusBadRequest, "seriesId or episodeFileIds must be provided")
+		arrfake.Problem(w, http.StatusBadRequest, "seriesId or episodeFileIds must be provided")
 		return
 	}
 	s.mu.Lock()
@@ -433,7 +375,7 @@ func (s *Server) episodeFiles(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	writeJSON(w, http.StatusOK, out)
+	arrfake.WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) missing(w http.ResponseWriter, r *http.Request) {
@@ -456,7 +398,7 @@ func (s *Server) missing(w http.ResponseWriter, r *http.Request) {
 	}
 	p, ok := pageOf(w, q, all, "airDateUtc")
 	if ok {
-		writeJSON(w, http.StatusOK, p)
+		arrfake.WriteJSON(w, http.StatusOK, p)
 	}
 }
 
@@ -470,7 +412,7 @@ func (s *Server) calendar(w http.ResponseWriter, r *http.Request) {
 		if v := q.Get(name); v != "" {
 			t, err := time.Parse(time.RFC3339, v)
 			if err != nil {
-				problem(w, http.StatusBadRequest, "The value '"+v+"' is not valid for "+name+".")
+				arrfake.Problem(w, http.StatusBadRequest, "The value '"+v+"' is not valid for "+name+".")
 				return
 			}
 			*dst = t
@@ -484,7 +426,7 @@ func (s *Server) calendar(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, s.episodeResource(e, boolParam(q, "includeSeries", false)))
 	}
-	writeJSON(w, http.StatusOK, out)
+	arrfake.WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) commandGet(w http.ResponseWriter, r *http.Request) {
@@ -503,23 +445,23 @@ func (s *Server) commandGet(w http.ResponseWriter, r *http.Request) {
 			} else if c.Status == "started" {
 				c.Status, c.Result, c.Ended = "completed", "successful", s.now().UTC().Format(time.RFC3339)
 			}
-			writeJSON(w, http.StatusOK, out)
+			arrfake.WriteJSON(w, http.StatusOK, out)
 			return
 		}
 	}
-	problem(w, http.StatusNotFound, "NotFound")
+	arrfake.Problem(w, http.StatusNotFound, "NotFound")
 }
 
 func (s *Server) commandPost(w http.ResponseWriter, r *http.Request) {
 	var body commandBody
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Name == "" {
-		writeJSON(w, http.StatusBadRequest, []map[string]any{{"propertyName": "Name", "errorMessage": "'Name' must not be empty.", "severity": "error"}})
+		arrfake.WriteJSON(w, http.StatusBadRequest, []map[string]any{{"propertyName": "Name", "errorMessage": "'Name' must not be empty.", "severity": "error"}})
 		return
 	}
 	known := map[string]string{"EpisodeSearch": "Episode Search", "SeasonSearch": "Season Search", "SeriesSearch": "Series Search", "RefreshSeries": "Refresh Series", "MissingEpisodeSearch": "Missing Episode Search"}
 	display, ok := known[body.Name]
 	if !ok {
-		problem(w, http.StatusBadRequest, "Unknown command: "+body.Name)
+		arrfake.Problem(w, http.StatusBadRequest, "Unknown command: "+body.Name)
 		return
 	}
 	s.mu.Lock()
@@ -528,5 +470,5 @@ func (s *Server) commandPost(w http.ResponseWriter, r *http.Request) {
 		Status: "queued", Result: "unknown", Queued: s.now().UTC().Format(time.RFC3339), Trigger: "manual",
 		SendUpdatesToClient: true, UpdateScheduledTask: true}
 	s.commands = append(s.commands, c)
-	writeJSON(w, http.StatusOK, c)
+	arrfake.WriteJSON(w, http.StatusOK, c)
 }

@@ -2,26 +2,12 @@ package fakesonarr
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/services/arr/arrapi/arrfake/arrfaketest"
 )
 
 const key = "fake-test-key-0123456789"
-
-func do(t *testing.T, h http.Handler, method, target, apiKey, body string) (int, string) {
-	t.Helper()
-	req := httptest.NewRequest(method, target, strings.NewReader(body))
-	if apiKey != "" {
-		req.Header.Set("X-Api-Key", apiKey)
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	b, _ := io.ReadAll(rec.Body)
-	return rec.Code, string(b)
-}
 
 // The fake answers like Sonarr: the key in the header or the apikey
 // parameter, 401 otherwise; the release cache and the awkward grabs.
@@ -49,12 +35,11 @@ func TestFake(t *testing.T) {
 		{"command", "POST", "/api/v3/command", key, `{"name":"EpisodeSearch","episodeIds":[1105]}`, 200, `"status":"queued"`},
 		{"paging", "GET", "/api/v3/wanted/missing?page=1&pageSize=3", key, "", 200, `"pageSize":3`},
 	}
+	cases := make([]arrfaketest.Case, 0, len(tests))
 	for _, tt := range tests {
-		code, body := do(t, s, tt.method, tt.target, tt.key, tt.body)
-		if code != tt.status || !strings.Contains(body, tt.contains) {
-			t.Errorf("%s: HTTP %d %.200s", tt.name, code, body)
-		}
+		cases = append(cases, arrfaketest.Case{Name: tt.name, Method: tt.method, Target: tt.target, Key: tt.key, Body: tt.body, Status: tt.status, Contains: tt.contains})
 	}
+	arrfaketest.Check(t, s, cases)
 	if g := s.Grabs(); len(g) != 1 || g[0].GUID != GUIDSeasonPack {
 		t.Fatalf("grabs %+v", g)
 	}
@@ -63,7 +48,7 @@ func TestFake(t *testing.T) {
 	}
 	// A command is seen queued, started, then completed.
 	for _, want := range []string{"queued", "started", "completed"} {
-		_, body := do(t, s, "GET", "/api/v3/command/1001", key, "")
+		_, body := arrfaketest.Do(t, s, "GET", "/api/v3/command/1001", key, "")
 		var c map[string]any
 		_ = json.Unmarshal([]byte(body), &c)
 		if c["status"] != want {
