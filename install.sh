@@ -182,19 +182,20 @@ if ! { [ -f "$tokens" ] && grep -q '^sha256:' "$tokens"; }; then
 	fi
 fi
 
-# Containers run as 65532, which must be able to read the secrets: as root
-# hand them to that user; otherwise run the containers as this (non-root) user.
+# Containers run as uid 65532 and must read the secrets. As root: hand the
+# secrets to 65532 (mode 600). Otherwise: keep them yours, readable by your
+# group (640), and give the containers that group as a supplementary one.
 if [ "$(id -u)" -eq 0 ]; then
-	uid=65532
 	gid=65532
-	run chown -R "$uid:$gid" "$secrets_dir"
+	run chown -R "65532:$gid" "$secrets_dir"
+	file_mode=600 dir_mode=700
 else
-	uid=$(id -u)
 	gid=$(id -g)
+	file_mode=640 dir_mode=750
 fi
 if ! $dry_run; then
-	find "$secrets_dir" -type f -exec chmod 600 {} +
-	find "$secrets_dir" -type d -exec chmod 700 {} +
+	find "$secrets_dir" -type f -exec chmod "$file_mode" {} +
+	find "$secrets_dir" -type d -exec chmod "$dir_mode" {} +
 fi
 
 # --- profiles ----------------------------------------------------------------
@@ -219,7 +220,6 @@ COMPOSE_PROJECT_NAME=$project
 COMPOSE_PROFILES=$profile_list
 COMPOSE_FILE=$compose_files
 TOOLGATE_SECRETS_DIR=$secrets_dir
-TOOLGATE_UID=$uid
 TOOLGATE_GID=$gid
 TOOLGATE_PUBLISH=$publish
 TOOLGATE_WEB_DEMO_ENV=$($demo && echo compose/env/web.demo.env || echo compose/env/none.env)"
