@@ -24,7 +24,6 @@ import (
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/gateway/app"
-	"github.com/toolgate/toolgate/services/gateway/auth"
 	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
 )
 
@@ -210,27 +209,10 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	}))
 	t.Cleanup(h.svc.Close)
 
-	var lines []string
-	for _, c := range []struct {
-		name   string
-		groups []string
-	}{
-		{"openwebui", []string{"users"}},
-		{"hermes", []string{"users"}},
-		{"kiosk", []string{"readonly"}},
-		{"stranger", []string{"nobody"}},
-	} {
-		tok, line, err := auth.NewToken(c.name, c.groups)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.tokens[c.name] = tok
-		lines = append(lines, line)
-	}
-	tokens, err := auth.ParseTokens(strings.NewReader(strings.Join(lines, "\n")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tokens, bearer := gatewaytest.ClientTokens(t, map[string][]string{
+		"openwebui": {"users"}, "hermes": {"users"}, "kiosk": {"readonly"}, "stranger": {"nobody"},
+	})
+	h.tokens = bearer
 	cfg := app.Config{
 		Tokens:         tokens,
 		AllowedOrigins: []string{"http://openwebui.local:3000"},
@@ -255,6 +237,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 		}
 	}
 	ctx := t.Context()
+	var err error
 	h.gw, err = app.Build(ctx, cfg, buildOpts)
 	if err != nil {
 		t.Fatal(err)

@@ -90,22 +90,8 @@ func Start(t testing.TB, o Options) *Gateway {
 	svcSrv := httptest.NewServer(svc.Handler())
 	t.Cleanup(svcSrv.Close)
 
-	var lines []string
-	for _, c := range []struct {
-		name   string
-		groups []string
-	}{{"openwebui", []string{"users"}}, {"hermes", []string{"users"}}, {"kiosk", []string{"readonly"}}} {
-		tok, line, err := auth.NewToken(c.name, c.groups)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.Tokens[c.name] = tok
-		lines = append(lines, line)
-	}
-	tokens, err := auth.ParseTokens(strings.NewReader(strings.Join(lines, "\n")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tokens, bearer := ClientTokens(t, map[string][]string{"openwebui": {"users"}, "hermes": {"users"}, "kiosk": {"readonly"}})
+	g.Tokens = bearer
 	gw, err := app.Build(t.Context(), app.Config{
 		Tokens: tokens, AdminToken: []byte(AdminToken), ApprovalKey: []byte(ApprovalKey),
 		Services:   []app.ServiceConfig{{Name: o.Service, URL: svcSrv.URL + "/mcp", Token: []byte(ServiceToken)}},
@@ -122,6 +108,27 @@ func Start(t testing.TB, o Options) *Gateway {
 	t.Cleanup(adm.Close)
 	g.URL, g.AdminURL = pub.URL, adm.URL
 	return g
+}
+
+// ClientTokens creates a token for each client (name → groups) and returns
+// the gateway's parsed tokens file and each client's bearer token.
+func ClientTokens(t testing.TB, clients map[string][]string) (*auth.Tokens, map[string]string) {
+	t.Helper()
+	bearer := map[string]string{}
+	var lines []string
+	for name, groups := range clients {
+		tok, line, err := auth.NewToken(name, groups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bearer[name] = tok
+		lines = append(lines, line)
+	}
+	tokens, err := auth.ParseTokens(strings.NewReader(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tokens, bearer
 }
 
 // Client opens an initialized mcp-go client for clientName on the
