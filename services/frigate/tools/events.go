@@ -229,6 +229,10 @@ func (s *Service) getEvent(ctx context.Context, r *client.Read, a toolkit.Args) 
 	return map[string]any{"event": e}, nil
 }
 
+// errNoEvent answers both a missing event and one on a camera outside the
+// scope, so a client cannot probe which ids exist beyond its cameras.
+var errNoEvent = toolerr.New(toolerr.NotFound, "no event with that id among the cameras this service may show")
+
 // event reads one event and enforces the camera scope on it.
 func (s *Service) event(ctx context.Context, r *client.Read, id string) (Event, error) {
 	if !eventID.MatchString(id) {
@@ -243,7 +247,7 @@ func (s *Service) event(ctx context.Context, r *client.Read, id string) (Event, 
 		return Event{}, err
 	}
 	if resp.Status == http.StatusNotFound {
-		return Event{}, toolerr.New(toolerr.NotFound, "Frigate has no event with that id")
+		return Event{}, errNoEvent
 	}
 	if err := client.StatusErr(resp); err != nil {
 		return Event{}, err
@@ -260,8 +264,9 @@ func (s *Service) event(ctx context.Context, r *client.Read, id string) (Event, 
 		return Event{}, malformed("event")
 	}
 	if !s.scope.Allows(e.Camera) {
-		// Nothing about the event leaves, not even its camera.
-		return Event{}, toolerr.New(toolerr.Forbidden, "this event belongs to a camera outside this service's camera scope")
+		// Nothing about the event leaves, not even that it exists: the
+		// answer is the one for a missing id, byte for byte.
+		return Event{}, errNoEvent
 	}
 	return e, nil
 }
