@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The project's one test command (CI runs exactly this): formatting, vet,
 # the Rego checks and tests, every Go test with the race detector, and a
-# short run of every fuzz target. It installs what it needs (opa) from the Go
-# module proxy, once.
+# short run of every fuzz target. It installs what it needs once: opa from
+# the Go module proxy, shellcheck and searx with apt-get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,10 +26,23 @@ fi
 echo "== go vet"
 go vet ./...
 
-echo "== shellcheck"
-if ! command -v shellcheck >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-	(apt-get update -qq && apt-get install -y -qq shellcheck) >/dev/null 2>&1 || true
+# Debian packages the checks use: shellcheck, and searx (a real metasearch
+# engine the web service's SearXNG client is tested against, on loopback).
+missing=()
+command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+command -v searx-run >/dev/null 2>&1 || missing+=(searx)
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+	echo "== installing ${missing[*]} (apt-get)"
+	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null 2>&1 || true
 fi
+# Installed means the searx tests must run, not skip.
+if command -v searx-run >/dev/null 2>&1; then
+	export TOOLGATE_REQUIRE_SEARX=1
+else
+	echo "searx could not be installed; the web service's tests against it will be skipped"
+fi
+
+echo "== shellcheck"
 if command -v shellcheck >/dev/null 2>&1; then
 	shellcheck install.sh scripts/*.sh .ci/run
 else

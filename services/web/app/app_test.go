@@ -32,10 +32,20 @@ func start(t *testing.T, opts fakesearx.Options) env {
 	t.Helper()
 	srv := httptest.NewServer(fakesearx.New(opts))
 	t.Cleanup(srv.Close)
-	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	return startAt(t, srv.URL, srv.Listener.Addr().(*net.TCPAddr).Port)
+}
+
+// startAt runs the web service against the SearXNG at searxURL; pages on
+// the loopback port (0: none) may be fetched.
+func startAt(t *testing.T, searxURL string, port int) env {
+	t.Helper()
+	ports := "80,443"
+	if port != 0 {
+		ports += "," + strconv.Itoa(port)
+	}
 	cfg, err := app.Load(config.New(mapEnv(map[string]string{
-		app.EnvSearxURL: srv.URL, app.EnvSearxAllowHTTP: "true",
-		app.EnvFetchPorts: "80,443," + strconv.Itoa(port), app.EnvFetchTimeout: "5s",
+		app.EnvSearxURL: searxURL, app.EnvSearxAllowHTTP: "true",
+		app.EnvFetchPorts: ports, app.EnvFetchTimeout: "5s",
 	})))
 	if err != nil {
 		t.Fatal(err)
