@@ -66,6 +66,10 @@ func (v *Validator) Validate(raw json.RawMessage) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
+	// Before the validator parses numbers exactly (math/big).
+	if err := CheckNumbers(raw); err != nil {
+		return err
+	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return toolerr.Wrap(toolerr.InvalidArgument, err, "arguments are not valid JSON")

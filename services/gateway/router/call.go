@@ -111,6 +111,11 @@ func (r *Router) parseArgs(c *call, req mcp.CallToolRequest) error {
 			raw = b
 		}
 	}
+	// Before anything (the policy engine, the service's validator) parses
+	// the numbers exactly.
+	if err := toolkit.CheckNumbers(raw); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var args map[string]any
