@@ -102,3 +102,15 @@ func (p *Process) Terminate(t testing.TB) {
 		t.Fatal("did not stop after SIGTERM")
 	}
 }
+
+// Kill ends the process at once (SIGKILL), as a crash or an OOM kill
+// would, and waits for it.
+func (p *Process) Kill(t testing.TB) {
+	t.Helper()
+	_ = p.cmd.Process.Kill()
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("did not die after SIGKILL")
+	}
+}

@@ -51,6 +51,9 @@ type Config struct {
 	// binary (embedded mode), so a policy edit needs only a restart.
 	PolicyDir string
 	PinsFile  string
+	// TicketsFile keeps tickets across restarts; empty keeps them in
+	// memory only.
+	TicketsFile string
 
 	CallTimeout        time.Duration
 	MaxResultBytes     int
@@ -85,7 +88,7 @@ type Options struct {
 }
 
 // Build assembles a gateway from cfg.
-func Build(ctx context.Context, cfg Config, o Options) (*Gateway, error) {
+func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -103,7 +106,6 @@ func Build(ctx context.Context, cfg Config, o Options) (*Gateway, error) {
 	}
 	engine := o.Policy
 	if engine == nil {
-		var err error
 		if engine, err = newEngine(ctx, cfg, o.HTTPClient); err != nil {
 			return nil, err
 		}
@@ -116,8 +118,17 @@ func Build(ctx context.Context, cfg Config, o Options) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	ticketStore, err := openTickets(cfg.TicketsFile, o.Now, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			ticketStore.Close()
+		}
+	}()
 	g := &Gateway{
-		Tickets: tickets.NewStore(o.Now, 10_000, 200),
+		Tickets: ticketStore,
 		Pins:    pinStore,
 		Metrics: metrics.New(),
 		Policy:  engine,
@@ -167,7 +178,30 @@ func Build(ctx context.Context, cfg Config, o Options) (*Gateway, error) {
 	return g, nil
 }
 
-const policyTimeout = 5 * time.Second
+const (
+	policyTimeout    = 5 * time.Second
+	maxTickets       = 10_000
+	maxClientTickets = 200
+)
+
+// openTickets opens the ticket file, or keeps tickets in memory when none
+// is configured. A file that cannot be read stops the start: honouring
+// none of its tickets silently would drop people's pending approvals, and
+// guessing would risk applying a used one twice.
+func openTickets(path string, now func() time.Time, log *slog.Logger) (*tickets.Store, error) {
+	if path == "" {
+		log.Warn("tickets are kept in memory only: a restart drops pending approvals and previews (set " + EnvTicketsFile + ")")
+		return tickets.NewStore(now, maxTickets, maxClientTickets), nil
+	}
+	s, err := tickets.Open(path, now, maxTickets, maxClientTickets)
+	if err != nil {
+		if errors.Is(err, tickets.ErrCorrupt) {
+			return nil, fmt.Errorf("gateway: %w; move the file aside to start without its tickets (their writes then need a new preview)", err)
+		}
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	return s, nil
+}
 
 func newEngine(ctx context.Context, cfg Config, hc *http.Client) (policy.Engine, error) {
 	switch cfg.PolicyMode {
@@ -214,6 +248,7 @@ func (g *Gateway) Close() error {
 	for _, b := range g.backends {
 		errs = append(errs, b.Close())
 	}
+	errs = append(errs, g.Tickets.Close())
 	return errors.Join(errs...)
 }
 

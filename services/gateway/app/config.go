@@ -25,6 +25,7 @@ const (
 	EnvPolicyURL          = "POLICY_URL"
 	EnvPolicyDir          = "POLICY_DIR"
 	EnvPinsFile           = "TOOLGATE_PINS_FILE"
+	EnvTicketsFile        = "TOOLGATE_TICKETS_FILE"
 	EnvCallTimeout        = "TOOLGATE_CALL_TIMEOUT"
 	EnvMaxResultBytes     = "TOOLGATE_MAX_RESULT_BYTES"
 	EnvServiceConcurrency = "TOOLGATE_SERVICE_CONCURRENCY"
@@ -50,6 +51,7 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		PolicyMode:         l.String(EnvPolicyMode, "embedded"),
 		PolicyDir:          l.String(EnvPolicyDir, ""),
 		PinsFile:           l.String(EnvPinsFile, ""),
+		TicketsFile:        l.String(EnvTicketsFile, ""),
 		CallTimeout:        l.Duration(EnvCallTimeout, 90*time.Second),
 		MaxResultBytes:     l.Int(EnvMaxResultBytes, 512<<10, 4<<10, 64<<20),
 		ServiceConcurrency: l.Int(EnvServiceConcurrency, 16, 1, 1024),

@@ -73,10 +73,19 @@ var (
 	ErrMismatch = errors.New("ticket does not match this call")
 	ErrFull     = errors.New("too many open tickets")
 	ErrDecided  = errors.New("ticket was already decided")
+	// ErrStore: the ticket file could not be written. Nothing changed: no
+	// ticket was issued, redeemed or decided.
+	ErrStore = errors.New("ticket store unavailable")
+	// ErrCorrupt: the ticket file cannot be read or holds something that
+	// is not a ticket; Open refuses it rather than guess which tickets
+	// were used.
+	ErrCorrupt = errors.New("ticket file is unreadable or corrupt")
 )
 
-// Store holds tickets in memory. A gateway restart drops them, which only
-// means a user previews again.
+// Store holds tickets in memory and, when opened with Open, writes every
+// change through to a file before it takes effect, so a restart keeps
+// pending approvals and fresh previews and a used ticket stays used.
+// NewStore gives a store without a file: a restart drops its tickets.
 type Store struct {
 	now       func() time.Time
 	max       int
@@ -84,6 +93,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	tickets map[string]*Ticket
+	file    *file // nil: memory only
 }
 
 // NewStore returns a store that holds at most max live tickets, and at most
@@ -138,6 +148,9 @@ func (s *Store) Issue(b Binding, previewDigest, approvalKind string, ttl time.Du
 	if s.perClient > 0 && open >= s.perClient {
 		return Ticket{}, ErrFull
 	}
+	if err := s.file.put(t); err != nil {
+		return Ticket{}, err
+	}
 	s.tickets[id] = t
 	return *t, nil
 }
@@ -166,7 +179,14 @@ func (s *Store) Redeem(id string, b Binding) (Ticket, error) {
 	case Pending:
 		return *t, ErrPending
 	}
-	t.State = Used
+	// Used is on disk before anyone applies, so a restart cannot bring
+	// the ticket back.
+	used := *t
+	used.State = Used
+	if err := s.file.put(&used); err != nil {
+		return *t, err
+	}
+	*t = used
 	return *t, nil
 }
 
@@ -189,7 +209,12 @@ func (s *Store) decide(id, by string, to State) (Ticket, error) {
 	if t.State != Pending {
 		return *t, ErrDecided
 	}
-	t.State, t.DecidedBy = to, by
+	decided := *t
+	decided.State, decided.DecidedBy = to, by
+	if err := s.file.put(&decided); err != nil {
+		return *t, err
+	}
+	*t = decided
 	return *t, nil
 }
 
@@ -233,16 +258,22 @@ func (s *Store) Prune() (expiredUnused int) {
 	return s.pruneLocked(s.now())
 }
 
+// pruneLocked forgets expired tickets. Deleting them from the file is
+// best effort: an expired ticket is refused wherever it is, and Open drops
+// the ones a failed delete left behind.
 func (s *Store) pruneLocked(now time.Time) int {
 	n := 0
+	var gone []string
 	for id, t := range s.tickets {
 		if !now.Before(t.Expires) {
 			if t.State != Used && t.State != Denied {
 				n++
 			}
 			delete(s.tickets, id)
+			gone = append(gone, id)
 		}
 	}
+	_ = s.file.delete(gone)
 	return n
 }
 

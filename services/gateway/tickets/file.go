@@ -1,0 +1,216 @@
+package tickets
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The ticket file is one bbolt database: a bucket of tickets keyed by id
+// (one JSON record each) and a format marker. bbolt writes each change in
+// a transaction that is on disk (fsync) before Update returns, so a ticket
+// marked used is used after any crash, and it locks the file so two
+// gateways cannot share one.
+const (
+	bucketTickets = "tickets"
+	bucketMeta    = "meta"
+	keyFormat     = "format"
+	formatV1      = "1"
+	lockTimeout   = 2 * time.Second
+)
+
+type file struct {
+	db   *bolt.DB
+	path string
+}
+
+// record is a ticket as stored. The preview is kept as bytes: it is
+// whatever the service returned and must come back unchanged.
+type record struct {
+	Ticket
+	Preview []byte `json:"preview,omitempty"`
+}
+
+// Open returns a store kept in the file at path, created with mode 0600
+// when missing. It loads the live tickets, drops expired ones, and refuses
+// (ErrCorrupt) a file it cannot read completely: a ticket whose state
+// cannot be read could not be proven unused.
+func Open(path string, now func() time.Time, max, perClient int) (*Store, error) {
+	s := NewStore(now, max, perClient)
+	f, loaded, err := openFile(path, s.now())
+	if err != nil {
+		return nil, err
+	}
+	s.file = f
+	for _, t := range loaded {
+		s.tickets[t.ID] = t
+	}
+	return s, nil
+}
+
+// Close closes the ticket file; a memory-only store has nothing to close.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.file == nil {
+		return nil
+	}
+	return s.file.db.Close()
+}
+
+func openFile(path string, now time.Time) (*file, []*Ticket, error) {
+	if path == "" {
+		return nil, nil, errors.New("ticket file: no path")
+	}
+	db, err := openDB(path)
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, nil, fmt.Errorf("ticket file %s is locked by another process (a second gateway on the same data volume?)", path)
+		}
+		return nil, nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+	}
+	// bolt applies the mode only when it creates the file.
+	if err := os.Chmod(path, 0o600); err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("ticket file %s: %w", path, err)
+	}
+	loaded, err := load(db, now)
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+	}
+	return &file{db: db, path: path}, loaded, nil
+}
+
+// openDB opens the bolt file. bolt maps the file into memory and trusts
+// its page headers: a file cut short faults (SIGBUS) on a page past its
+// end. The fault becomes a panic on this goroutine and then an error; the
+// half-opened file is left to the process, which stops anyway.
+func openDB(path string) (db *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			db, err = nil, fmt.Errorf("damaged database: %v", p)
+		}
+	}()
+	return bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+}
+
+// load checks the whole file, reads every ticket and deletes expired ones.
+// bbolt may panic on a damaged page; that is a corrupt file too.
+func load(db *bolt.DB, now time.Time) (out []*Ticket, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, fmt.Errorf("damaged database: %v", p)
+		}
+	}()
+	err = db.Update(func(tx *bolt.Tx) error {
+		for cerr := range tx.Check() {
+			return fmt.Errorf("consistency check: %w", cerr)
+		}
+		meta, err := tx.CreateBucketIfNotExists([]byte(bucketMeta))
+		if err != nil {
+			return err
+		}
+		switch v := meta.Get([]byte(keyFormat)); {
+		case v == nil:
+			if tx.Bucket([]byte(bucketTickets)) != nil {
+				return errors.New("tickets without a format marker")
+			}
+			if err := meta.Put([]byte(keyFormat), []byte(formatV1)); err != nil {
+				return err
+			}
+		case string(v) != formatV1:
+			return fmt.Errorf("unknown format %.16q (written by a newer gateway?)", v)
+		}
+		b, err := tx.CreateBucketIfNotExists([]byte(bucketTickets))
+		if err != nil {
+			return err
+		}
+		var expired [][]byte
+		err = b.ForEach(func(k, v []byte) error {
+			t, err := decode(k, v)
+			if err != nil {
+				return err
+			}
+			if !now.Before(t.Expires) {
+				expired = append(expired, bytes.Clone(k))
+				return nil
+			}
+			out = append(out, t)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range expired {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// decode reads one record and checks it is a whole ticket under its own
+// key; the error names the problem, never the content.
+func decode(key, value []byte) (*Ticket, error) {
+	var r record
+	if err := json.Unmarshal(value, &r); err != nil {
+		return nil, errors.New("a ticket record is not valid JSON")
+	}
+	t := r.Ticket
+	t.Preview = r.Preview
+	switch {
+	case t.ID == "" || t.ID != string(key):
+		return nil, errors.New("a ticket record is stored under another id")
+	case t.State != Pending && t.State != Ready && t.State != Used && t.State != Denied:
+		return nil, fmt.Errorf("ticket %s has an unknown state", t.ID)
+	case t.Created.IsZero() || t.Expires.IsZero():
+		return nil, fmt.Errorf("ticket %s has no times", t.ID)
+	case t.Client == "" || t.Service == "" || t.Tool == "" || t.ArgsDigest == "" || t.PreviewDigest == "":
+		return nil, fmt.Errorf("ticket %s is missing its binding", t.ID)
+	}
+	return &t, nil
+}
+
+// put writes t through; nil f (memory only) writes nothing.
+func (f *file) put(t *Ticket) error {
+	if f == nil {
+		return nil
+	}
+	data, err := json.Marshal(record{Ticket: *t, Preview: t.Preview})
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrStore, err)
+	}
+	err = f.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(bucketTickets)).Put([]byte(t.ID), data)
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrStore, err)
+	}
+	return nil
+}
+
+func (f *file) delete(ids []string) error {
+	if f == nil || len(ids) == 0 {
+		return nil
+	}
+	return f.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucketTickets))
+		for _, id := range ids {
+			if err := b.Delete([]byte(id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,295 @@
+package tickets_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/toolgate/toolgate/internal/fakeclock"
+	"github.com/toolgate/toolgate/services/gateway/tickets"
+)
+
+func openFile(t *testing.T, path string, c *fakeclock.Clock) *tickets.Store {
+	t.Helper()
+	s, err := tickets.Open(path, c.Now, 100, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// reopen closes s and opens its file again, as a gateway restart does.
+func reopen(t *testing.T, s *tickets.Store, path string, c *fakeclock.Clock) *tickets.Store {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openFile(t, path, c)
+	t.Cleanup(func() { s2.Close() })
+	return s2
+}
+
+func TestTicketsSurviveReopen(t *testing.T) {
+	c := newClock()
+	path := filepath.Join(t.TempDir(), "tickets.db")
+	s := openFile(t, path, c)
+	ready := issue(t, s, tickets.ApprovalModel)
+	pending := issue(t, s, tickets.ApprovalHuman)
+	// A preview that is not JSON comes back byte for byte too.
+	odd, err := s.Issue(base, "sha256:p2", tickets.ApprovalModel, ttl, json.RawMessage("not json \xff"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s, path, c)
+	for _, want := range []tickets.Ticket{ready, pending, odd} {
+		got, ok := s.Get(want.ID)
+		if !ok {
+			t.Fatalf("ticket %s lost across reopen", want.ID)
+		}
+		if got.Binding != want.Binding || got.State != want.State || got.PreviewDigest != want.PreviewDigest ||
+			got.Approval != want.Approval || string(got.Preview) != string(want.Preview) ||
+			!got.Created.Equal(want.Created) || !got.Expires.Equal(want.Expires) {
+			t.Errorf("reopened ticket\n got %+v\nwant %+v", got, want)
+		}
+	}
+	if _, err := s.Redeem(ready.ID, base); err != nil {
+		t.Errorf("fresh preview not confirmable after reopen: %v", err)
+	}
+}
+
+func TestUsedTicketStaysUsedAcrossReopen(t *testing.T) {
+	c := newClock()
+	path := filepath.Join(t.TempDir(), "tickets.db")
+	s := openFile(t, path, c)
+	tk := issue(t, s, tickets.ApprovalModel)
+	if _, err := s.Redeem(tk.ID, base); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s, path, c)
+	if _, err := s.Redeem(tk.ID, base); !errors.Is(err, tickets.ErrUsed) {
+		t.Fatalf("replay after reopen: %v, want ErrUsed", err)
+	}
+}
+
+func TestDecisionsSurviveReopen(t *testing.T) {
+	c := newClock()
+	path := filepath.Join(t.TempDir(), "tickets.db")
+	s := openFile(t, path, c)
+	approvedBefore := issue(t, s, tickets.ApprovalHuman)
+	approvedAfter := issue(t, s, tickets.ApprovalHuman)
+	denied := issue(t, s, tickets.ApprovalHuman)
+	if _, err := s.Approve(approvedBefore.ID, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Deny(denied.ID, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s, path, c)
+	if got, _ := s.Get(approvedBefore.ID); got.State != tickets.Ready || got.DecidedBy != "ann" {
+		t.Errorf("approved ticket after reopen: %+v", got)
+	}
+	if _, err := s.Approve(approvedAfter.ID, "ann"); err != nil {
+		t.Fatalf("pending ticket cannot be approved after reopen: %v", err)
+	}
+	for _, id := range []string{approvedBefore.ID, approvedAfter.ID} {
+		if _, err := s.Redeem(id, base); err != nil {
+			t.Errorf("approved ticket %s: %v", id, err)
+		}
+	}
+	if _, err := s.Redeem(denied.ID, base); !errors.Is(err, tickets.ErrDenied) {
+		t.Errorf("denied ticket after reopen: %v", err)
+	}
+}
+
+func TestExpiredTicketsArePrunedFromTheFile(t *testing.T) {
+	c := newClock()
+	path := filepath.Join(t.TempDir(), "tickets.db")
+	s := openFile(t, path, c)
+	short, err := s.Issue(base, "sha256:p", tickets.ApprovalModel, time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := issue(t, s, tickets.ApprovalModel)
+	c.Advance(2 * time.Minute)
+	if n := s.Prune(); n != 1 {
+		t.Fatalf("pruned %d, want 1", n)
+	}
+	s.Close()
+	if ids := storedIDs(t, path); len(ids) != 1 || ids[0] != long.ID {
+		t.Errorf("file holds %v, want only %s", ids, long.ID)
+	}
+	// One that expired while the gateway was down goes at the next start.
+	c.Advance(ttl)
+	s = openFile(t, path, c)
+	s.Close()
+	if ids := storedIDs(t, path); len(ids) != 0 {
+		t.Errorf("expired tickets kept: %v", ids)
+	}
+	_ = short
+}
+
+func TestTicketFileIsPrivate(t *testing.T) {
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "fresh.db")
+	loose := filepath.Join(dir, "loose.db")
+	s := openFile(t, loose, newClock())
+	s.Close()
+	if err := os.Chmod(loose, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fresh, loose} {
+		s := openFile(t, path, newClock())
+		s.Close()
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", filepath.Base(path), fi.Mode().Perm())
+		}
+	}
+}
+
+func TestUnreadableTicketFileIsRefused(t *testing.T) {
+	good := func(t *testing.T, path string) {
+		s := openFile(t, path, newClock())
+		issue(t, s, tickets.ApprovalModel)
+		s.Close()
+	}
+	rewrite := func(f func(b *bolt.Bucket, meta *bolt.Bucket) error) func(*testing.T, string) {
+		return func(t *testing.T, path string) {
+			good(t, path)
+			db, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if err := db.Update(func(tx *bolt.Tx) error {
+				return f(tx.Bucket([]byte("tickets")), tx.Bucket([]byte("meta")))
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	firstKey := func(b *bolt.Bucket) []byte { k, _ := b.Cursor().First(); return append([]byte(nil), k...) }
+	tests := []struct {
+		name string
+		make func(*testing.T, string)
+	}{
+		{"not a database", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte(strings.Repeat("garbage ", 2048)), 0o600)
+		}},
+		{"cut short", func(t *testing.T, path string) {
+			good(t, path)
+			data, _ := os.ReadFile(path)
+			os.WriteFile(path, data[:len(data)/3], 0o600)
+		}},
+		{"damaged page", func(t *testing.T, path string) {
+			good(t, path)
+			data, _ := os.ReadFile(path)
+			for i := 2 * 4096; i < len(data); i++ {
+				data[i] ^= 0x5a
+			}
+			os.WriteFile(path, data, 0o600)
+		}},
+		{"record not JSON", rewrite(func(b, _ *bolt.Bucket) error { return b.Put(firstKey(b), []byte("{nope")) })},
+		{"record under another id", rewrite(func(b, _ *bolt.Bucket) error {
+			v := b.Get(firstKey(b))
+			return b.Put([]byte("tkt_other"), append([]byte(nil), v...))
+		})},
+		{"unknown state", rewrite(func(b, _ *bolt.Bucket) error {
+			k := firstKey(b)
+			v := strings.Replace(string(b.Get(k)), `"state":"ready"`, `"state":"approved-ish"`, 1)
+			return b.Put(k, []byte(v))
+		})},
+		{"binding missing", rewrite(func(b, _ *bolt.Bucket) error {
+			k := firstKey(b)
+			v := strings.Replace(string(b.Get(k)), `"args_digest":"sha256:args"`, `"args_digest":""`, 1)
+			return b.Put(k, []byte(v))
+		})},
+		{"newer format", rewrite(func(_, meta *bolt.Bucket) error { return meta.Put([]byte("format"), []byte("2")) })},
+		{"format marker missing", rewrite(func(_, meta *bolt.Bucket) error { return meta.Delete([]byte("format")) })},
+		{"a directory", func(t *testing.T, path string) { os.Mkdir(path, 0o700) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tickets.db")
+			tc.make(t, path)
+			s, err := tickets.Open(path, newClock().Now, 100, 0)
+			if err == nil {
+				s.Close()
+				t.Fatal("opened an unreadable ticket file")
+			}
+			t.Log(err)
+			if !errors.Is(err, tickets.ErrCorrupt) || !strings.Contains(err.Error(), path) {
+				t.Errorf("error %q: want ErrCorrupt naming the file", err)
+			}
+			if strings.Contains(err.Error(), "unlocked") {
+				t.Errorf("error shows a preview: %q", err)
+			}
+		})
+	}
+}
+
+func TestSecondGatewayCannotShareTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tickets.db")
+	s := openFile(t, path, newClock())
+	defer s.Close()
+	if s2, err := tickets.Open(path, newClock().Now, 100, 0); err == nil {
+		s2.Close()
+		t.Fatal("a second store opened a file in use")
+	} else if !strings.Contains(err.Error(), "locked") {
+		t.Errorf("error %q does not say the file is locked", err)
+	}
+}
+
+func TestWriteFailureChangesNothing(t *testing.T) {
+	c := newClock()
+	s := openFile(t, filepath.Join(t.TempDir(), "tickets.db"), c)
+	ready := issue(t, s, tickets.ApprovalModel)
+	pending := issue(t, s, tickets.ApprovalHuman)
+	if err := tickets.BreakFile(s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Issue(base, "sha256:p", tickets.ApprovalModel, ttl, nil); !errors.Is(err, tickets.ErrStore) {
+		t.Errorf("issue with a broken file: %v, want ErrStore", err)
+	}
+	if _, err := s.Redeem(ready.ID, base); !errors.Is(err, tickets.ErrStore) {
+		t.Errorf("redeem with a broken file: %v, want ErrStore", err)
+	}
+	if _, err := s.Approve(pending.ID, "ann"); !errors.Is(err, tickets.ErrStore) {
+		t.Errorf("approve with a broken file: %v, want ErrStore", err)
+	}
+	if got, _ := s.Get(ready.ID); got.State != tickets.Ready {
+		t.Errorf("ready ticket is %s after a failed redeem", got.State)
+	}
+	if got, _ := s.Get(pending.ID); got.State != tickets.Pending {
+		t.Errorf("pending ticket is %s after a failed approve", got.State)
+	}
+	if n := len(s.List("")); n != 2 {
+		t.Errorf("%d tickets after a failed issue, want 2", n)
+	}
+}
+
+func storedIDs(t *testing.T, path string) []string {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var ids []string
+	db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("tickets")).ForEach(func(k, _ []byte) error {
+			ids = append(ids, string(k))
+			return nil
+		})
+	})
+	return ids
+}
