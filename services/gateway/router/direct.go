@@ -1,0 +1,107 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sort"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Listing and calling for fronts other than MCP (the OpenAPI tool server).
+// They use the very filter and tool handler the MCP servers use for
+// tools/list and tools/call, so authentication context, visibility,
+// policy, tickets, approvals, caps, audit and metrics are the same code.
+
+// ErrNoSuchTool answers a call to a tool that the endpoint does not offer
+// or that the caller may not see; the two are deliberately one error.
+var ErrNoSuchTool = errors.New("no such tool on this endpoint")
+
+// OfferedTool is one tool as an endpoint offers it to a client.
+type OfferedTool struct {
+	// Def is the definition clients see: for writes with the gateway's
+	// confirm and ticket arguments, without the service's _meta.
+	Def mcp.Tool
+	// Write says the tool goes through preview → ticket → confirm.
+	Write bool
+}
+
+// Endpoints lists the names of the single-purpose endpoints
+// (/mcp/<name>, /openapi/<name>): every configured service.
+func (r *Router) Endpoints() []string { return slices.Clone(r.names) }
+
+// endpoint returns whether name is an endpoint and which tools belong to it.
+// A toolset (issue 16) is one more case here: its services and a filter.
+func (r *Router) endpoint(name string) (services []string, ok bool) {
+	if _, ok := r.backends[name]; ok {
+		return []string{name}, true
+	}
+	return nil, false
+}
+
+// VisibleTools returns the tools of an endpoint that the caller in ctx may
+// see, sorted by name, exactly as tools/list on /mcp/<endpoint> shows them.
+// ok is false when there is no such endpoint.
+func (r *Router) VisibleTools(ctx context.Context, endpoint string) ([]OfferedTool, bool) {
+	services, ok := r.endpoint(endpoint)
+	if !ok {
+		return nil, false
+	}
+	var all []*entry
+	r.mu.Lock()
+	for _, s := range services {
+		all = append(all, r.tools[s]...)
+	}
+	r.mu.Unlock()
+	defs := make([]mcp.Tool, 0, len(all))
+	write := make(map[string]bool, len(all))
+	for _, e := range all {
+		defs = append(defs, e.offered)
+		write[e.offered.Name] = e.write
+	}
+	shown := r.visible(ctx, defs)
+	out := make([]OfferedTool, 0, len(shown))
+	for _, t := range shown {
+		out = append(out, OfferedTool{Def: t, Write: write[t.Name]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Def.Name < out[j].Def.Name })
+	return out, true
+}
+
+// CallTool runs one call of tool on endpoint with the JSON arguments args,
+// as tools/call on /mcp/<endpoint> does: the tool must belong to the
+// endpoint and be visible to the caller (else ErrNoSuchTool), and then the
+// MCP tool handler itself runs. The result is what an MCP client would get.
+func (r *Router) CallTool(ctx context.Context, endpoint, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	services, ok := r.endpoint(endpoint)
+	if !ok {
+		return nil, ErrNoSuchTool
+	}
+	e := r.lookup(tool)
+	if e == nil || !slices.Contains(services, e.service) {
+		return nil, ErrNoSuchTool
+	}
+	if len(r.visible(ctx, []mcp.Tool{e.offered})) == 0 {
+		return nil, ErrNoSuchTool
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.RawArguments = args
+	return r.handle(e)(ctx, req)
+}
+
+// EndpointInstructions are the instructions an MCP client of
+// /mcp/<endpoint> receives at initialize.
+func (r *Router) EndpointInstructions(endpoint string) string {
+	services, ok := r.endpoint(endpoint)
+	if !ok {
+		return ""
+	}
+	instructions := r.cfg.Instructions
+	if instructions == "" {
+		instructions = DefaultInstructions
+	}
+	return instructions + r.serviceInstructions(services)
+}
