@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/services/gateway/auth"
 	"github.com/toolgate/toolgate/services/gateway/backend"
 	"github.com/toolgate/toolgate/services/gateway/metrics"
+	"github.com/toolgate/toolgate/services/gateway/openapi"
 	"github.com/toolgate/toolgate/services/gateway/pins"
 	"github.com/toolgate/toolgate/services/gateway/policy"
 	"github.com/toolgate/toolgate/services/gateway/router"
@@ -41,9 +42,12 @@ type Config struct {
 	// Tokens holds the client token hashes.
 	Tokens         *auth.Tokens
 	AllowedOrigins []string
-	AdminToken     []byte
-	ApprovalKey    []byte
-	Services       []ServiceConfig
+	// PublicURL is the gateway's base URL as clients reach it; the OpenAPI
+	// documents name it as their server. Empty: a relative server URL.
+	PublicURL   string
+	AdminToken  []byte
+	ApprovalKey []byte
+	Services    []ServiceConfig
 	// PolicyMode is "embedded" or "remote".
 	PolicyMode string
 	PolicyURL  string
@@ -63,7 +67,7 @@ type Config struct {
 
 // Gateway is the assembled gateway.
 type Gateway struct {
-	Public  http.Handler // /mcp, /mcp/<service>, /healthz, /readyz, /metrics
+	Public  http.Handler // /mcp, /mcp/<service>, /openapi/<service>/…, /healthz, /readyz, /metrics
 	Admin   http.Handler // /admin/… on its own listener
 	Router  *router.Router
 	Tickets *tickets.Store
@@ -160,6 +164,9 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	mcp := authn.Middleware(g.Router.Handler())
 	mux.Handle("/mcp", mcp)
 	mux.Handle("/mcp/", mcp)
+	// OpenAPI tool servers: the same authentication in front, the router's
+	// own visibility filter and call handler behind.
+	mux.Handle(openapi.Prefix, authn.Middleware(openapi.New(openapi.Config{PublicURL: cfg.PublicURL}, g.Router, o.Logger)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"status":"ok"}`)

@@ -21,6 +21,7 @@ const (
 	EnvApprovalKey        = "TOOLGATE_APPROVAL_KEY"
 	EnvServices           = "TOOLGATE_SERVICES"
 	EnvAllowedOrigins     = "TOOLGATE_ALLOWED_ORIGINS"
+	EnvPublicURL          = "TOOLGATE_PUBLIC_URL"
 	EnvPolicyMode         = "POLICY_MODE"
 	EnvPolicyURL          = "POLICY_URL"
 	EnvPolicyDir          = "POLICY_DIR"
@@ -71,6 +72,12 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		}
 	}
 	var problems []error
+	if u := l.URL(EnvPublicURL, ""); u != nil {
+		if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery || strings.Contains(u.String(), "#") {
+			problems = append(problems, &config.SettingError{Name: EnvPublicURL, Problem: "must not have a query or a fragment"})
+		}
+		cfg.PublicURL = strings.TrimRight(u.String(), "/")
+	}
 	tokensPath := l.Required(EnvClientTokensFile)
 	for _, item := range strings.Split(l.String(EnvServices, ""), ",") {
 		item = strings.TrimSpace(item)

@@ -61,7 +61,17 @@ func TestLoadConfig(t *testing.T) {
 		{"bad tokens file", with(map[string]string{app.EnvClientTokensFile: badTokens}), []string{app.EnvClientTokensFile, "line 1"}},
 		{"remote policy without URL", with(map[string]string{app.EnvPolicyMode: "remote"}), []string{app.EnvPolicyURL}},
 		{"bad duration and int", with(map[string]string{app.EnvCallTimeout: "soon", app.EnvMaxResultBytes: "lots"}), []string{app.EnvCallTimeout, app.EnvMaxResultBytes}},
+		{"public URL not absolute", with(map[string]string{app.EnvPublicURL: "gateway:8080"}), []string{app.EnvPublicURL}},
+		{"public URL with a query", with(map[string]string{app.EnvPublicURL: "https://lab.example/tg?x=1"}), []string{app.EnvPublicURL}},
+		{"public URL with credentials", with(map[string]string{app.EnvPublicURL: "https://u:p@lab.example/"}), []string{app.EnvPublicURL}},
 	}
+	t.Run("public URL keeps a proxy's path prefix", func(t *testing.T) {
+		env := with(map[string]string{app.EnvPublicURL: "https://lab.example/toolgate/"})
+		cfg, err := app.LoadConfig(config.New(func(k string) (string, bool) { v, ok := env[k]; return v, ok }))
+		if err != nil || cfg.PublicURL != "https://lab.example/toolgate" {
+			t.Fatalf("got %q, %v", cfg.PublicURL, err)
+		}
+	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := app.LoadConfig(config.New(func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }))

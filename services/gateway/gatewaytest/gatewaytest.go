@@ -46,6 +46,8 @@ type Options struct {
 	CallTimeout time.Duration
 	// Instructions are the service's own instructions (toolkit.Instructions).
 	Instructions string
+	// PublicURL is the gateway's TOOLGATE_PUBLIC_URL (default: none).
+	PublicURL string
 }
 
 // Gateway is a running gateway with one service behind it.
@@ -55,7 +57,8 @@ type Gateway struct {
 	// AdminURL is the admin API's base URL.
 	AdminURL string
 	// Tokens maps client name to bearer token: "openwebui" and "hermes" are
-	// in group users, "kiosk" in group readonly.
+	// in group users, "kiosk" in group readonly, "stranger" in group nobody
+	// (which the policy allows nothing).
 	Tokens map[string]string
 	// Logs collects the service's and the gateway's log lines.
 	Logs *capture.Buffer
@@ -90,12 +93,12 @@ func Start(t testing.TB, o Options) *Gateway {
 	svcSrv := httptest.NewServer(svc.Handler())
 	t.Cleanup(svcSrv.Close)
 
-	tokens, bearer := ClientTokens(t, map[string][]string{"openwebui": {"users"}, "hermes": {"users"}, "kiosk": {"readonly"}})
+	tokens, bearer := ClientTokens(t, map[string][]string{"openwebui": {"users"}, "hermes": {"users"}, "kiosk": {"readonly"}, "stranger": {"nobody"}})
 	g.Tokens = bearer
 	gw, err := app.Build(t.Context(), app.Config{
 		Tokens: tokens, AdminToken: []byte(AdminToken), ApprovalKey: []byte(ApprovalKey),
 		Services:   []app.ServiceConfig{{Name: o.Service, URL: svcSrv.URL + "/mcp", Token: []byte(ServiceToken)}},
-		PolicyMode: "embedded", CallTimeout: o.CallTimeout, ServiceConcurrency: 8,
+		PolicyMode: "embedded", CallTimeout: o.CallTimeout, ServiceConcurrency: 8, PublicURL: o.PublicURL,
 	}, app.Options{Logger: logger, Audit: g.Audit})
 	if err != nil {
 		t.Fatalf("gatewaytest: gateway: %v", err)
