@@ -44,6 +44,7 @@ func TestMCPAndOpenAPIAnswerAlike(t *testing.T) {
 		{"confirm with a made-up ticket", "demo_counter_add", map[string]any{"amount": 2, "confirm": true, "ticket": "tkt_made_up"}, false},
 		{"confirm must be a boolean", "demo_counter_add", map[string]any{"amount": 2, "confirm": "yes", "ticket": "tkt_x"}, false},
 		{"out of range", "demo_counter_add", map[string]any{"amount": 500}, false},
+		{"number literal beyond the gateway's limit", "demo_counter_add", map[string]any{"amount": json.Number("1e-30000")}, false},
 		{"low-risk write applies at once", "demo_note_touch", map[string]any{"note": "n1"}, true},
 		{"state after the writes", "demo_counter_get", map[string]any{}, true},
 		{"human approval preview", "demo_counter_reset", map[string]any{}, true},
