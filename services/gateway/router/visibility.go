@@ -1,0 +1,66 @@
+package router
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/policy"
+)
+
+// visible hides tools the caller may not call (policy action "list").
+// mcp-go runs this filter for tools/list and again before every tools/call,
+// whose handler then asks the policy about the call itself; the answer is
+// cached briefly so a call costs one policy evaluation, not two. A stale
+// entry can only show or hide a tool for visibilityTTL: every call is
+// still decided on its own.
+func (r *Router) visible(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	id, ok := auth.IdentityFrom(ctx)
+	if !ok {
+		return nil
+	}
+	now := r.deps.Now()
+	out := tools[:0:0]
+	for _, t := range tools {
+		e := r.lookup(t.Name)
+		if e == nil {
+			continue
+		}
+		key := visibilityKey{client: id.Client.Name, groups: strings.Join(id.Client.Groups, ","), user: id.User, tool: t.Name}
+		if v, ok := r.vis.Load(key); ok && now.Before(v.(visibility).until) {
+			if v.(visibility).shown {
+				out = append(out, t)
+			}
+			continue
+		}
+		in := r.input(id, e, policy.ActionList, nil, policy.Ticket{State: "none"})
+		d, err := r.deps.Policy.Decide(ctx, in)
+		shown := err == nil && policy.Validate(d) == nil && d.Decision != policy.Deny
+		if err == nil {
+			if r.visEntries.Add(1) > maxVisibilityEntries {
+				r.vis.Clear()
+				r.visEntries.Store(0)
+			}
+			r.vis.Store(key, visibility{shown: shown, until: now.Add(visibilityTTL)})
+		}
+		if shown {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+const (
+	visibilityTTL        = 10 * time.Second
+	maxVisibilityEntries = 10_000
+)
+
+type visibilityKey struct{ client, groups, user, tool string }
+
+type visibility struct {
+	shown bool
+	until time.Time
+}
