@@ -47,20 +47,31 @@
 // Every string (values and map keys alike) passes these rules, in order:
 //
 //  1. Known secret values registered with [New] (each at least
-//     [MinKnownLen] bytes, plus their URL query- and path-escaped forms) are
-//     replaced wherever they occur, inside longer strings too.
-//  2. URL userinfo: "https://user:pass@host/" becomes
+//     [MinKnownLen] bytes, plus their URL query- and path-escaped forms and
+//     their base64 forms in the standard and URL alphabets, padded or not,
+//     also inside a longer base64 blob at any alignment) are replaced
+//     wherever they occur, inside longer strings too.
+//  2. Decoded view: when the string holds percent-escapes (either case),
+//     JSON string escapes ("\/", "\u002b") or HTML character references
+//     ("&#43;", "&#x2B;", "&amp;"), one level of them is undone in a copy;
+//     known values and the pairs of rule 5 found in that copy are replaced
+//     in the original bytes that encode them, so
+//     "?next=%2Fapi%3Fapikey%3Dabc" becomes "?next=%2Fapi%3Fapikey%3D[REDACTED]"
+//     and the encoding of the rest stays as it was.
+//  3. URL userinfo: "https://user:pass@host/" becomes
 //     "https://[REDACTED]@host/".
-//  3. "Bearer <token>" and "Basic <base64 of user:pass>" keep the scheme
+//  4. "Bearer <token>" and "Basic <base64 of user:pass>" keep the scheme
 //     word and lose the credential. A Bearer "token" that is a short
 //     lower-case word ("Bearer authentication") is prose and kept.
-//  4. name=value and name: value pairs whose name is a secret key or one of
+//  5. name=value, name: value and name => value pairs whose name is a
+//     secret key or one of
 //     the query-parameter names key, sig, signature (suffix), session, sid:
 //     URL query parameters (?apikey=..&token=..), fragments
 //     (#access_token=..), form bodies, environment entries
 //     (SONARR_API_KEY=...), header lines (X-Api-Key: ...; Authorization,
-//     Cookie and Set-Cookie lines lose everything up to the end of the line)
-//     and quoted JSON-ish text ("password": "..."). An unquoted value ends at
+//     Cookie and Set-Cookie lines lose everything up to the end of the line),
+//     quoted JSON-ish text ("password": "...") and Perl/PHP/Ruby hashes
+//     (password => '...'). An unquoted value ends at
 //     whitespace or one of & # , ; " ' < > ) ] } ` \ ; a secret containing
 //     one of those is only partly caught unless it is a known value.
 //
@@ -68,7 +79,9 @@
 //
 // # Hostile input
 //
-// Every rule is a single linear scan, so huge strings finish. Nesting deeper
+// Every rule is a single linear scan, so huge strings finish; a string is
+// searched for the known forms only when a 16-bit hash of some four bytes in
+// it matches the start of one, which keeps the extra forms nearly free. Nesting deeper
 // than [MaxDepth] is replaced by [TooDeep]. Invalid UTF-8 is passed through
 // byte for byte (encoding/json later replaces it with U+FFFD).
 package redact

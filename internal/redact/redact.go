@@ -32,44 +32,75 @@ const (
 // and safe for concurrent use. A nil *Redactor applies all rules except
 // known values.
 type Redactor struct {
-	// known holds the registered secret values and their escaped forms,
+	// known holds the registered secret values and their encoded forms,
 	// longest first so a secret containing another is replaced whole.
-	known []string
+	known []knownForm
+	// raw holds the registered values themselves, longest first, for the
+	// decoded view of a string.
+	raw []string
+	// starts has a bit for the hash of the first four bytes of every known
+	// form, so most strings are cleared with one pass instead of one
+	// search per form.
+	starts *[1 << 16 / 64]uint64
+	minLen int
 }
 
 // New returns a Redactor that, besides the generic rules, replaces the
 // given secret values (for example the service's own API keys) wherever
-// they occur. Values shorter than MinKnownLen are ignored. The slices are
-// copied.
+// they occur, also re-encoded (URL escapes, base64, JSON escapes, HTML
+// character references). Values shorter than MinKnownLen are ignored. The
+// slices are copied.
 func New(known ...[]byte) *Redactor {
-	var ks []string
+	r := &Redactor{}
+	add := func(f knownForm) {
+		if !slices.ContainsFunc(r.known, func(k knownForm) bool { return k.text == f.text }) {
+			r.known = append(r.known, f)
+		}
+	}
 	for _, k := range known {
 		if len(k) < MinKnownLen {
 			continue
 		}
 		s := string(k)
+		if slices.Contains(r.raw, s) {
+			continue
+		}
+		r.raw = append(r.raw, s)
 		for _, v := range []string{s, url.QueryEscape(s), url.PathEscape(s)} {
-			if !slices.Contains(ks, v) {
-				ks = append(ks, v)
-			}
+			add(knownForm{text: v})
+		}
+		for _, f := range base64Forms(s) {
+			add(f)
 		}
 	}
-	slices.SortStableFunc(ks, func(a, b string) int { return len(b) - len(a) })
-	return &Redactor{known: ks}
+	slices.SortStableFunc(r.known, func(a, b knownForm) int { return len(b.text) - len(a.text) })
+	if len(r.known) > 0 {
+		r.starts = new([1 << 16 / 64]uint64)
+		r.minLen = len(r.known[len(r.known)-1].text)
+		for _, k := range r.known {
+			h := startHash(k.text)
+			r.starts[h/64] |= 1 << (h % 64)
+		}
+	}
+	slices.SortStableFunc(r.raw, func(a, b string) int { return len(b) - len(a) })
+	return r
 }
 
 // String applies the free-text rules to s. It returns s itself (no
 // allocation) when nothing needs redacting.
 func (r *Redactor) String(s string) string {
-	if r != nil {
+	if r.mayContainKnown(s) {
 		for _, k := range r.known {
-			if strings.Contains(s, k) {
-				s = strings.ReplaceAll(s, k, Marker)
+			if strings.Contains(s, k.text) {
+				s = replaceForm(s, k)
 			}
 		}
 	}
 	// Each rule needs a byte that most text lacks; the vectorised checks
 	// keep clean strings cheap.
+	if strings.IndexByte(s, '%') >= 0 || strings.IndexByte(s, '&') >= 0 || strings.IndexByte(s, '\\') >= 0 {
+		s = r.redactView(s)
+	}
 	colon := strings.IndexByte(s, ':') >= 0
 	if colon && strings.IndexByte(s, '@') >= 0 {
 		s = redactUserinfo(s)
@@ -83,12 +114,31 @@ func (r *Redactor) String(s string) string {
 	return s
 }
 
+// startHash hashes the first four bytes of s (len(s) >= 4) to 16 bits.
+func startHash(s string) uint32 {
+	w := uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+	return (w * 2654435761) >> 16
+}
+
+// mayContainKnown is false when no known form can start anywhere in s.
+func (r *Redactor) mayContainKnown(s string) bool {
+	if r == nil || r.starts == nil || len(s) < r.minLen {
+		return false
+	}
+	for i := 0; i+r.minLen <= len(s); i++ {
+		if h := startHash(s[i:]); r.starts[h/64]&(1<<(h%64)) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *Redactor) containsKnown(s string) bool {
-	if r == nil {
+	if !r.mayContainKnown(s) {
 		return false
 	}
 	for _, k := range r.known {
-		if strings.Contains(s, k) {
+		if strings.Contains(s, k.text) {
 			return true
 		}
 	}

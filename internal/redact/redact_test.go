@@ -2,11 +2,15 @@ package redact
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"html"
 	"net/url"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // decode parses a JSON literal the way services do (UseNumber).
@@ -238,6 +242,25 @@ func TestNoKnownSecretLeaks(t *testing.T) {
 			}
 		}
 	}
+	// Re-encoded by an upstream: base64 (both alphabets, padded or not, at
+	// every alignment inside a longer blob), JSON escapes, lower-case
+	// percent-encoding, HTML entities.
+	var encodedDoc []any
+	for _, s := range secrets {
+		for _, form := range reencoded(s) {
+			encodedDoc = append(encodedDoc, map[string]any{"plain": form, "inside": "<p>" + form + "</p>", form: "as key"})
+		}
+	}
+	enc, err := json.Marshal(r.Value(encodedDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets {
+		if leaked := revealsSecret(string(enc), s); leaked != "" {
+			t.Errorf("secret %q leaked %s: %.2000s", s, leaked, enc)
+		}
+	}
+
 	// The same document through JSON().
 	raw, _ := json.Marshal(doc)
 	out, err = r.JSON(raw)
@@ -258,6 +281,8 @@ func FuzzString(f *testing.F) {
 		"Bearer " + secret, "x" + secret + "y", `{"password":"` + secret + `"}`,
 		"token=\"", "://@", "Basic ", "a=b:c", "\xff\xfe" + secret,
 		"BeArer =0", "BeArer BeArer=0", // once not idempotent
+		base64.StdEncoding.EncodeToString([]byte("x" + secret + "y")), "Zq9%21secret", "Zq9&#33;secret", `Zq9\u0021secret`,
+		"/x?next=%2Fa%3Ftoken%3Dv%26b%3D1", "password => 'x'", "&quot;token&quot;:&quot;v&quot;",
 	} {
 		f.Add(s)
 	}
@@ -267,8 +292,81 @@ func FuzzString(f *testing.F) {
 		if strings.Contains(out, secret) {
 			t.Fatalf("known secret survived: %q -> %q", s, out)
 		}
+		if view, _, ok := decodedView(out); ok && strings.Contains(view, secret) {
+			t.Fatalf("known secret survived encoded: %q -> %q", s, out)
+		}
 		if again := r.String(out); again != out {
 			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, again)
 		}
 	})
+}
+
+// reencoded lists the ways an upstream may echo secret s.
+func reencoded(s string) []string {
+	var out []string
+	for _, e := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		out = append(out, e.EncodeToString([]byte(s)))
+		// Inside a longer blob, at each of the three alignments.
+		for _, pre := range []string{"{\"k\":\"", "x{\"k\":\"", "xy{\"k\":\""} {
+			out = append(out, e.EncodeToString([]byte(pre+s+"\",\"n\":1}")))
+		}
+	}
+	jsonEsc, _ := json.Marshal(s)
+	out = append(out,
+		string(jsonEsc[1:len(jsonEsc)-1]),
+		strings.ReplaceAll(string(jsonEsc[1:len(jsonEsc)-1]), "/", `\/`),
+		strings.ToLower(url.QueryEscape(s)),
+		strings.ToLower(url.PathEscape(s)),
+		html.EscapeString(s),
+		entities(s, "&#%d;"), entities(s, "&#x%x;"), entities(s, "&#X%X;"),
+	)
+	return out
+}
+
+// entities writes every character of s that is not a letter or digit as an
+// HTML character reference in format.
+func entities(s, format string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+			continue
+		}
+		fmt.Fprintf(&b, format, r)
+	}
+	return b.String()
+}
+
+// revealsSecret decodes out every way reencoded encodes and returns the
+// form in which secret s can still be read, or "".
+func revealsSecret(out, s string) string {
+	if strings.Contains(out, s) {
+		return "plain"
+	}
+	if u, err := url.PathUnescape(out); err == nil && strings.Contains(u, s) {
+		return "percent-encoded"
+	}
+	if strings.Contains(html.UnescapeString(out), s) {
+		return "html entities"
+	}
+	var js string
+	if json.Unmarshal([]byte(`"`+strings.ReplaceAll(out, `"`, `\"`)+`"`), &js) == nil && strings.Contains(js, s) {
+		return "json escapes"
+	}
+	// Every run of base64 characters, decoded at every offset.
+	isB64 := func(r rune) bool {
+		return r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("+/-_", r))
+	}
+	for _, run := range strings.FieldsFunc(out, func(r rune) bool { return !isB64(r) }) {
+		for off := 0; off < 4 && off < len(run); off++ {
+			part := run[off:]
+			part = part[:len(part)/4*4]
+			for _, e := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+				if d, err := e.DecodeString(part); err == nil && strings.Contains(string(d), s) {
+					return "base64"
+				}
+			}
+		}
+	}
+	return ""
 }

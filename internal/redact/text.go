@@ -26,6 +26,9 @@ func (p *splicer) replace(from, to int) {
 	p.last = to
 }
 
+// extend makes the last replacement reach to instead.
+func (p *splicer) extend(to int) { p.last = to }
+
 func (p *splicer) result() string {
 	if !p.used {
 		return p.s
@@ -313,13 +316,24 @@ func skipScheme(s string, j int) int {
 // redactPairs replaces the values of name=value and name: value pairs
 // whose name is secret.
 func redactPairs(s string) string {
-	next := byteFinder{s: s, a: '=', b: ':'}
 	p := splicer{s: s}
+	pairSpans(s, p.replace)
+	return p.result()
+}
+
+// pairSpans calls emit with the bounds of each secret value of a name=value,
+// name: value or name => value pair in s, in increasing order.
+func pairSpans(s string, emit func(from, to int)) {
+	next := byteFinder{s: s, a: '=', b: ':'}
 	for i := next.from(0); i < len(s); i = next.from(i + 1) {
 		c := s[i]
 		rest := s[i+1:]
 		if c == ':' && strings.HasPrefix(rest, "//") || c == '=' && strings.HasPrefix(rest, "=") {
 			continue // a URL scheme or a comparison, not an assignment
+		}
+		valueAt := i + 1
+		if c == '=' && strings.HasPrefix(rest, ">") {
+			valueAt++ // Perl, PHP and Ruby hashes: password => '…'
 		}
 		ns, name := pairName(s, i)
 		if name == "" || !isSecretParam(name) {
@@ -329,14 +343,13 @@ func redactPairs(s string) string {
 		if ns > 0 && isQuote(s[ns-1]) {
 			closer = s[ns-1]
 		}
-		vs, ve := pairValue(s, i+1, c == ':' && isLineHeader(name), closer)
+		vs, ve := pairValue(s, valueAt, c == ':' && isLineHeader(name), closer)
 		if ve <= vs {
 			continue
 		}
 		if s[vs:ve] != Marker {
-			p.replace(vs, ve)
+			emit(vs, ve)
 		}
 		i = ve - 1
 	}
-	return p.result()
 }

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 )
@@ -81,6 +82,27 @@ func TestString(t *testing.T) {
 		{"known query escaped", "http://h/x?q=k3y%2FSecret%2Bv%40lue", "http://h/x?q=[REDACTED]"},
 		{"known path escaped", "http://h/k3y%2FSecret+v@lue/x", "http://h/[REDACTED]/x"},
 		{"short known ignored", "short story", "short story"},
+
+		// Known values re-encoded by an upstream.
+		{"known base64", base64.StdEncoding.EncodeToString([]byte(knownSecret)), Marker},
+		{"known base64 unpadded", "v=" + base64.RawStdEncoding.EncodeToString([]byte(knownSecret)) + ";", "v=" + Marker + ";"},
+		{"known base64url", base64.URLEncoding.EncodeToString([]byte(knownSecret)), Marker},
+		{"known base64url unpadded", base64.RawURLEncoding.EncodeToString([]byte(knownSecret)), Marker},
+		{"known json escaped slash", `{"k":"k3y\/Secret+v@lue"}`, `{"k":"[REDACTED]"}`},
+		{"known json unicode escaped", `k3y\u002fSecret\u002Bv\u0040lue`, Marker},
+		{"known percent lower case", "http://h/x?q=k3y%2fSecret%2bv%40lue&p=1", "http://h/x?q=[REDACTED]&p=1"},
+		{"known percent mixed", "k3y%2FSecret%2bv@lue", Marker},
+		{"known html decimal entities", "k3y&#47;Secret&#43;v&#64;lue", Marker},
+		{"known html one entity", "<td>k3y/Secret&#43;v@lue</td>", "<td>[REDACTED]</td>"},
+		{"known html hex entities", "k3y&#x2f;Secret&#X2B;v&#x40;lue", Marker},
+
+		// Pairs hidden by an encoding or written differently.
+		{"percent-encoded next parameter", "/login?next=%2Fapi%3Fapikey%3Dabc123%26page%3D2", "/login?next=%2Fapi%3Fapikey%3D[REDACTED]%26page%3D2"},
+		{"percent-encoded lower case", "/login?next=%2fapi%3ftoken%3dabc123", "/login?next=%2fapi%3ftoken%3d[REDACTED]"},
+		{"html-escaped json", `{&quot;password&quot;:&quot;abc&quot;}`, `{&quot;password&quot;:&quot;[REDACTED]&quot;}`},
+		{"fat arrow", `password => 'hunter2 x', user => 'bob'`, `password => '[REDACTED]', user => 'bob'`},
+		{"fat arrow quoted name", `{'api_key'=>"abc123"}`, `{'api_key'=>"[REDACTED]"}`},
+		{"fat arrow symbol", `:password => secret123, :user => "bob"`, `:password => [REDACTED], :user => "bob"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,8 +147,8 @@ func TestStringDoesNotAllocateWithoutSecrets(t *testing.T) {
 
 func TestNewIgnoresShortAndDuplicateValues(t *testing.T) {
 	r := New([]byte("abc"), []byte(""), nil, []byte("abcdef"), []byte("abcdef"))
-	if len(r.known) != 1 || r.known[0] != "abcdef" {
-		t.Fatalf("known = %q, want only abcdef once", r.known)
+	if len(r.raw) != 1 || r.raw[0] != "abcdef" {
+		t.Fatalf("known = %q, want only abcdef once", r.raw)
 	}
 	buf := []byte("mutable1")
 	r = New(buf)
