@@ -14,9 +14,11 @@
 #
 # Precedence when several rules match (first match wins):
 #   1. deny          unknown action, service or tool; client groups may not use
-#                    the service; a write by a member of a read-only group
+#                    the service; a write by a member of a read-only group; an
+#                    end-user role that is unknown, may not use the service, or
+#                    is read-only and writes
 #   2. confirm human destructive write, forced write, write to a tool listed
-#                    for human approval
+#                    for human approval, any write by a role marked for it
 #   3. confirm model any other write that is not listed as low-risk
 #   4. allow         a low-risk write, or a read
 # Anything else falls through to the default: deny.
@@ -69,6 +71,11 @@ tool := object.get(input, "tool", "")
 
 client_name := object.get(input, ["client", "name"], "")
 
+# The end user's role, set by the gateway only from a verified user token
+# (OpenWebUI: admin, user, pending). A role can only narrow what the
+# client's groups allow, never widen it.
+user_role := object.get(input, "user_role", "")
+
 # --- deny ---------------------------------------------------------------
 
 # Negations below name a helper rule rather than an expression on input:
@@ -97,12 +104,30 @@ deny_reasons contains sprintf("group %q is read-only: writes are denied", [group
 	some group in read_only_groups
 }
 
+deny_reasons contains sprintf("end-user role %q is not known", [user_role]) if {
+	has_role
+	not role_known
+}
+
+deny_reasons contains sprintf("end-user role %q may not use service %q", [user_role, service]) if {
+	has_role
+	role_known
+	service_known
+	not role_may_use_service
+}
+
+deny_reasons contains sprintf("end-user role %q is read-only: writes are denied", [user_role]) if {
+	is_write
+	role_read_only
+}
+
 # The positive form of "no deny reason": every later outcome requires it, so
 # a rule that fails to produce a deny reason can never turn into an allow.
 permitted if {
 	action_known
 	tool_known
 	may_use_service
+	role_permits
 	count(read_only_groups) == 0
 }
 
@@ -110,6 +135,7 @@ permitted if {
 	action_known
 	tool_known
 	may_use_service
+	role_permits
 	not is_write
 }
 
@@ -134,6 +160,36 @@ may_use_service if {
 	some group in client_groups
 	some allowed in cfg.groups[group].services
 	allowed in {"*", input.service}
+}
+
+# --- end-user roles -----------------------------------------------------
+
+has_role if user_role != ""
+
+role_known if cfg.user_roles[user_role]
+
+role_may_use_service if {
+	some allowed in cfg.user_roles[user_role].services
+	allowed in {"*", input.service}
+}
+
+role_read_only if {
+	has_role
+	cfg.user_roles[user_role].read_only == true
+}
+
+# Without a role (a client whose end user is unverified) only the client's
+# groups count.
+role_permits if not has_role
+
+role_permits if {
+	role_may_use_service
+	not role_read_only_write
+}
+
+role_read_only_write if {
+	is_write
+	role_read_only
 }
 
 read_only_groups contains group if {
@@ -171,6 +227,12 @@ human_reasons contains "forced write needs human approval" if {
 human_reasons contains sprintf("tool %q needs human approval", [tool]) if {
 	is_write
 	human_tool
+}
+
+human_reasons contains sprintf("writes by end-user role %q need human approval", [user_role]) if {
+	is_write
+	has_role
+	cfg.user_roles[user_role].human_approval == true
 }
 
 human_tool if input.tool in cfg.tools.human_approval

@@ -349,3 +349,69 @@ test_shipped_data if {
 	data.data.toolgate.groups.readonly.read_only == true
 	data.data.toolgate.tickets.ttl_seconds == 600
 }
+
+# --- end-user roles (from OpenWebUI's verified user token) ----------------
+
+# An OpenWebUI client in the admins group, used by people with different
+# OpenWebUI roles.
+as_role(role, patch) := object.union(with_patch({"client": {"groups": ["admins"]}, "user_role": role}), patch)
+
+unraid_read := {"service": "unraid", "tool": "unraid_array_status"}
+
+test_role_admin_uses_admin_service if {
+	authz.decision == allow("read allowed") with input as as_role("admin", unraid_read)
+}
+
+test_role_user_may_not_use_admin_service if {
+	authz.decision == deny(`end-user role "user" may not use service "unraid"`) with input as as_role("user", unraid_read)
+}
+
+test_role_user_reads_user_service if {
+	authz.decision == allow("read allowed") with input as as_role("user", {})
+}
+
+test_role_user_writes_like_before if {
+	inp := object.union(write_call("ha_climate_set_temperature", {}), {"client": {"groups": ["admins"]}, "user_role": "user"})
+	authz.decision == confirm("model", "write needs confirmation") with input as inp
+}
+
+test_role_pending_gets_nothing if {
+	authz.decision == deny(`end-user role "pending" may not use service "homeassistant"`) with input as as_role("pending", {})
+	authz.decision.decision == "deny" with input as as_role("pending", {"action": "list"})
+}
+
+test_role_unknown_denied if {
+	authz.decision == deny(`end-user role "owner" is not known`) with input as as_role("owner", {})
+}
+
+test_role_cannot_widen_client_groups if {
+	inp := with_patch({"user_role": "admin", "service": "unraid", "tool": "unraid_array_status"})
+	authz.decision == deny(`client "openwebui" may not use service "unraid"`) with input as inp
+}
+
+test_role_read_only_from_data if {
+	inp := object.union(write_call("ha_light_turn_on", {}), {"user_role": "user"})
+	authz.decision == deny(`end-user role "user" is read-only: writes are denied`) with input as inp
+		with data.data.toolgate.user_roles.user.read_only as true
+	authz.decision == allow("read allowed") with input as object.union(base, {"user_role": "user"})
+		with data.data.toolgate.user_roles.user.read_only as true
+}
+
+test_role_human_approval_from_data if {
+	# Even a low-risk write then needs a person.
+	inp := object.union(write_call("ha_light_turn_on", {}), {"user_role": "user"})
+	authz.decision == confirm("human", `writes by end-user role "user" need human approval`) with input as inp
+		with data.data.toolgate.user_roles.user.human_approval as true
+	authz.decision == allow("low-risk write allowed without a ticket") with input as inp
+}
+
+test_no_role_means_groups_only if {
+	authz.decision == allow("read allowed") with input as with_patch({"client": {"groups": ["admins"]}, "user_role": ""})
+	authz.decision == allow("read allowed") with input as object.union(with_patch({"client": {"groups": ["admins"]}}), unraid_read)
+}
+
+test_shipped_roles if {
+	object.keys(data.data.toolgate.user_roles) == {"admin", "user", "pending"}
+	data.data.toolgate.user_roles.admin.services == ["*"]
+	data.data.toolgate.user_roles.pending.services == []
+}

@@ -35,7 +35,7 @@ func newRestartRig(t *testing.T) *restartRig {
 	svcToken := toolkittest.SecretFile(t, "svc-token-0123456789abcdef")
 	approvalKey := toolkittest.SecretFile(t, "approval-key-0123456789abcdef0123456789")
 	adminToken := toolkittest.SecretFile(t, "admin-token-0123456789abcdef")
-	token, line, err := auth.NewToken("openwebui", []string{"users"})
+	token, line, err := auth.NewToken("openwebui", []string{"users"}, auth.UserHeaders)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,9 @@ type Config struct {
 	AllowedOrigins []string
 	// PublicURL is the gateway's base URL as clients reach it; the OpenAPI
 	// documents name it as their server. Empty: a relative server URL.
-	PublicURL   string
+	PublicURL string
+	// UserTokens verifies OpenWebUI's signed user token for user=jwt clients.
+	UserTokens  auth.UserTokens
 	AdminToken  []byte
 	ApprovalKey []byte
 	Services    []ServiceConfig
@@ -159,7 +161,14 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	}
 	r.set(ctx, g.Router, o.Logger)
 
-	authn := auth.NewAuthenticator(cfg.Tokens, cfg.AllowedOrigins, o.Logger)
+	users := cfg.UserTokens
+	if users.Now == nil {
+		users.Now = o.Now
+	}
+	authn, err := auth.NewAuthenticator(cfg.Tokens, cfg.AllowedOrigins, users, o.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	mux := http.NewServeMux()
 	mcp := authn.Middleware(g.Router.Handler())
 	mux.Handle("/mcp", mcp)
@@ -271,7 +280,7 @@ func (e *ticketEvents) Ticket(event string) { e.metrics.Ticket(event) }
 
 func (e *ticketEvents) TicketDecided(t tickets.Ticket, decision, by string) {
 	e.audit.Log(audit.Record{
-		Time: e.now().UTC(), Event: audit.EventTicket, Client: t.Client, User: t.User,
+		Time: e.now().UTC(), Event: audit.EventTicket, Client: t.Client, User: t.User, UserRole: t.UserRole,
 		Service: t.Service, Tool: t.Tool, TicketID: t.ID, ArgsDigest: t.ArgsDigest,
 		Decision: decision, Approval: t.Approval, Reason: "decided by " + by, Outcome: decision,
 	})

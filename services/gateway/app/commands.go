@@ -31,7 +31,9 @@ const (
 
 // Usage describes the gateway's subcommands.
 const Usage = `usage: gateway [serve]                 run the gateway (configured by TOOLGATE_* variables)
-       gateway token NAME GROUP[,GROUP]  create a client token; prints the token once and its tokens-file line
+       gateway token NAME GROUP[,GROUP] [user=jwt|user=headers]
+                                        create a client token; prints the token once and its tokens-file line
+                                        (user=jwt: end users from OpenWebUI's signed token; user=headers: plain headers)
        gateway approvals list|show|approve|deny …   decide tickets that need a person (admin API)
        gateway pins list|accept SERVICE TOOL         accept changed tool definitions (admin API)
        gateway stdio                    bridge stdin/stdout to the gateway for desktop MCP clients
@@ -58,10 +60,18 @@ var errUsage = errors.New("unknown or incomplete command")
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "token":
-		if len(args) != 3 {
+		if len(args) != 3 && len(args) != 4 {
 			return errUsage
 		}
-		tok, line, err := auth.NewToken(args[1], strings.Split(args[2], ","))
+		mode := auth.UserNone
+		if len(args) == 4 {
+			m, ok := strings.CutPrefix(args[3], "user=")
+			if !ok || (auth.UserMode(m) != auth.UserJWT && auth.UserMode(m) != auth.UserHeaders) {
+				return fmt.Errorf("%w: the last argument must be user=jwt or user=headers", errUsage)
+			}
+			mode = auth.UserMode(m)
+		}
+		tok, line, err := auth.NewToken(args[1], strings.Split(args[2], ","), mode)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -27,6 +28,10 @@ const (
 	EnvPolicyDir          = "POLICY_DIR"
 	EnvPinsFile           = "TOOLGATE_PINS_FILE"
 	EnvTicketsFile        = "TOOLGATE_TICKETS_FILE"
+	EnvUserJWTSecret      = "TOOLGATE_USER_JWT_SECRET"
+	EnvUserJWTHeader      = "TOOLGATE_USER_JWT_HEADER"
+	EnvUserJWTIssuer      = "TOOLGATE_USER_JWT_ISSUER"
+	EnvUserJWTAudience    = "TOOLGATE_USER_JWT_AUDIENCE"
 	EnvCallTimeout        = "TOOLGATE_CALL_TIMEOUT"
 	EnvMaxResultBytes     = "TOOLGATE_MAX_RESULT_BYTES"
 	EnvServiceConcurrency = "TOOLGATE_SERVICE_CONCURRENCY"
@@ -40,11 +45,15 @@ func ServiceTokenSetting(service string) string {
 	return "TOOLGATE_SERVICE_TOKEN_" + strings.ToUpper(strings.ReplaceAll(service, "-", "_"))
 }
 
-var serviceName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+var (
+	serviceName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+	headerName  = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
+)
 
 // LoadConfig reads the gateway's configuration; the error lists every bad
 // or missing setting by name, never a value.
 func LoadConfig(l *config.Loader) (Config, error) {
+	var problems []error
 	cfg := Config{
 		Listen:             l.String(EnvListen, ":8080"),
 		AdminListen:        l.String(EnvAdminListen, "127.0.0.1:8081"),
@@ -59,6 +68,22 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		RefreshInterval:    l.Duration(EnvRefreshInterval, time.Minute),
 	}
 	cfg.AdminToken, _ = l.OptionalSecret(EnvAdminToken)
+	cfg.UserTokens = auth.UserTokens{
+		Header:   l.String(EnvUserJWTHeader, auth.DefaultUserTokenHeader),
+		Issuer:   l.String(EnvUserJWTIssuer, auth.DefaultUserTokenIssuer),
+		Audience: l.String(EnvUserJWTAudience, ""),
+	}
+	cfg.UserTokens.Secret, _ = l.OptionalSecret(EnvUserJWTSecret)
+	if s := bytes.TrimSpace(cfg.UserTokens.Secret); len(cfg.UserTokens.Secret) > 0 {
+		// OpenWebUI strips its secret too; the file's newline is not part of it.
+		cfg.UserTokens.Secret = s
+		if len(s) < auth.MinUserTokenSecret {
+			problems = append(problems, &config.SettingError{Name: EnvUserJWTSecret + "_FILE", Problem: fmt.Sprintf("must hold at least %d bytes (the same secret as OpenWebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET)", auth.MinUserTokenSecret)})
+		}
+	}
+	if !headerName.MatchString(cfg.UserTokens.Header) {
+		problems = append(problems, &config.SettingError{Name: EnvUserJWTHeader, Problem: "must be an HTTP header name"})
+	}
 	if cfg.PolicyMode == "remote" {
 		if u := l.URL(EnvPolicyURL, ""); u != nil {
 			cfg.PolicyURL = u.String()
@@ -71,7 +96,6 @@ func LoadConfig(l *config.Loader) (Config, error) {
 			cfg.AllowedOrigins = append(cfg.AllowedOrigins, o)
 		}
 	}
-	var problems []error
 	if u := l.URL(EnvPublicURL, ""); u != nil {
 		if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery || strings.Contains(u.String(), "#") {
 			problems = append(problems, &config.SettingError{Name: EnvPublicURL, Problem: "must not have a query or a fragment"})
@@ -104,6 +128,10 @@ func LoadConfig(l *config.Loader) (Config, error) {
 			problems = append(problems, &config.SettingError{Name: EnvClientTokensFile, Problem: tokenProblem(terr)})
 		}
 		cfg.Tokens = tokens
+		if names := tokens.Names(auth.UserJWT); len(names) > 0 && len(cfg.UserTokens.Secret) == 0 {
+			problems = append(problems, &config.SettingError{Name: EnvUserJWTSecret + "_FILE",
+				Problem: "is required: client " + strings.Join(names, ", ") + " has user=jwt (the same secret as OpenWebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET)"})
+		}
 	}
 	if err != nil || len(problems) > 0 {
 		return Config{}, fmt.Errorf("gateway configuration: %w", errors.Join(append([]error{err}, problems...)...))

@@ -21,9 +21,12 @@ func TestLoadConfig(t *testing.T) {
 		}
 		return p
 	}
-	_, line, _ := auth.NewToken("openwebui", []string{"users"})
+	_, line, _ := auth.NewToken("openwebui", []string{"users"}, auth.UserHeaders)
 	tokens := write("tokens", line+"\n")
 	badTokens := write("bad-tokens", "sha256:zz openwebui users\n")
+	_, jwtLine, _ := auth.NewToken("owui", []string{"users"}, auth.UserJWT)
+	jwtTokens := write("jwt-tokens", jwtLine+"\n")
+	shortSecret := write("short-secret", "tooshort\n")
 	key := write("key", approvalKey+"\n")
 	svcTok := write("svc", serviceToken)
 	base := map[string]string{
@@ -60,6 +63,10 @@ func TestLoadConfig(t *testing.T) {
 		{"service URL not http", with(map[string]string{app.EnvServices: "demo=ftp://demo/mcp"}), []string{"service demo"}},
 		{"bad tokens file", with(map[string]string{app.EnvClientTokensFile: badTokens}), []string{app.EnvClientTokensFile, "line 1"}},
 		{"remote policy without URL", with(map[string]string{app.EnvPolicyMode: "remote"}), []string{app.EnvPolicyURL}},
+		{"JWT client without the secret", with(map[string]string{app.EnvClientTokensFile: jwtTokens}), []string{app.EnvUserJWTSecret + "_FILE", "client owui has user=jwt"}},
+		{"JWT secret too short", with(map[string]string{app.EnvUserJWTSecret + "_FILE": shortSecret}), []string{app.EnvUserJWTSecret + "_FILE", "at least 32 bytes"}},
+		{"JWT secret in plain env", with(map[string]string{app.EnvUserJWTSecret: "openwebui-forward-jwt-secret-0123456789abcdef"}), []string{app.EnvUserJWTSecret}},
+		{"JWT header not a header name", with(map[string]string{app.EnvUserJWTHeader: "X User: Jwt"}), []string{app.EnvUserJWTHeader}},
 		{"bad duration and int", with(map[string]string{app.EnvCallTimeout: "soon", app.EnvMaxResultBytes: "lots"}), []string{app.EnvCallTimeout, app.EnvMaxResultBytes}},
 		{"public URL not absolute", with(map[string]string{app.EnvPublicURL: "gateway:8080"}), []string{app.EnvPublicURL}},
 		{"public URL with a query", with(map[string]string{app.EnvPublicURL: "https://lab.example/tg?x=1"}), []string{app.EnvPublicURL}},
@@ -99,5 +106,27 @@ func TestLoadConfig(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestLoadConfigReadsTheOpenWebUISecret(t *testing.T) {
+	dir := t.TempDir()
+	_, line, _ := auth.NewToken("owui", []string{"users"}, auth.UserJWT)
+	files := map[string]string{"tokens": line + "\n", "key": approvalKey, "jwt": "  openwebui-forward-jwt-secret-0123456789abcdef\n"}
+	for n, c := range files {
+		os.WriteFile(filepath.Join(dir, n), []byte(c), 0o600)
+	}
+	env := map[string]string{
+		app.EnvClientTokensFile: filepath.Join(dir, "tokens"), app.EnvApprovalKey + "_FILE": filepath.Join(dir, "key"),
+		app.EnvUserJWTSecret + "_FILE": filepath.Join(dir, "jwt"), app.EnvUserJWTHeader: "X-Home-Jwt",
+	}
+	cfg, err := app.LoadConfig(config.New(func(k string) (string, bool) { v, ok := env[k]; return v, ok }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// OpenWebUI strips its secret; so does toolgate, or the two would differ.
+	if string(cfg.UserTokens.Secret) != "openwebui-forward-jwt-secret-0123456789abcdef" ||
+		cfg.UserTokens.Header != "X-Home-Jwt" || cfg.UserTokens.Issuer != "open-webui" {
+		t.Fatalf("user tokens: header %q issuer %q secret of %d bytes", cfg.UserTokens.Header, cfg.UserTokens.Issuer, len(cfg.UserTokens.Secret))
 	}
 }

@@ -31,6 +31,7 @@ type Record struct {
 	Event      string // EventDecision, EventOutcome or EventTicket
 	Client     string
 	User       string
+	UserRole   string
 	Service    string
 	Tool       string
 	Decision   string
@@ -50,6 +51,7 @@ type line struct {
 	Event      string  `json:"event,omitempty"`
 	Client     string  `json:"client,omitempty"`
 	User       string  `json:"user,omitempty"`
+	UserRole   string  `json:"user_role,omitempty"`
 	Service    string  `json:"service,omitempty"`
 	Tool       string  `json:"tool,omitempty"`
 	Decision   string  `json:"decision,omitempty"`
@@ -94,6 +96,7 @@ func (l *Logger) Log(r Record) {
 		Event:      clean(r.Event),
 		Client:     clean(r.Client),
 		User:       clean(r.User),
+		UserRole:   clean(r.UserRole),
 		Service:    clean(r.Service),
 		Tool:       clean(r.Tool),
 		Decision:   clean(r.Decision),

@@ -22,11 +22,11 @@ import (
 // parsed file.
 func newTestTokens(t *testing.T) (tokens *Tokens, alice, bob string) {
 	t.Helper()
-	alice, lineA, err := NewToken("openwebui", []string{"family", "media"})
+	alice, lineA, err := NewToken("openwebui", []string{"family", "media"}, UserHeaders)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bob, lineB, err := NewToken("claude-desktop", []string{"admin"})
+	bob, lineB, err := NewToken("claude-desktop", []string{"admin"}, UserNone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,10 @@ func newTestTokens(t *testing.T) (tokens *Tokens, alice, bob string) {
 func newServer(t *testing.T, tokens *Tokens, logs io.Writer) *httptest.Server {
 	t.Helper()
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	a := NewAuthenticator(tokens, []string{"https://chat.example.org", "http://localhost:3000/", "not an origin"}, logger)
+	a, err := NewAuthenticator(tokens, []string{"https://chat.example.org", "http://localhost:3000/", "not an origin"}, UserTokens{}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, ok := IdentityFrom(r.Context())
 		if !ok {
@@ -61,7 +64,7 @@ func TestMiddleware(t *testing.T) {
 	srv := newServer(t, tokens, &logs)
 
 	const originBody = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"origin not allowed"}}`
-	aliceClient := Client{Name: "openwebui", Groups: []string{"family", "media"}}
+	aliceClient := Client{Name: "openwebui", Groups: []string{"family", "media"}, UserMode: UserHeaders}
 	bearer := func(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
 	with := func(h http.Header, k string, v ...string) http.Header {
 		h = h.Clone()
@@ -115,6 +118,8 @@ func TestMiddleware(t *testing.T) {
 		{name: "user with C1 control", header: with(bearer(alice), "X-Toolgate-User", "ann\u0085admin"), status: 400},
 		{name: "user with line separator", header: with(bearer(alice), "X-Toolgate-User", "ann\u2028admin"), status: 400},
 		{name: "bad user checked after token", header: http.Header{"X-Toolgate-User": {strings.Repeat("u", 300)}}, status: 401, challenge: `Bearer realm="toolgate"`},
+		{name: "user header from a client without end users", header: with(bearer(bob), "X-OpenWebUI-User-Email", "ann@example.org"), status: 400},
+		{name: "role header from a client without end users", header: with(bearer(bob), "X-OpenWebUI-User-Role", "admin"), status: 400},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,7 +165,7 @@ func TestMiddleware(t *testing.T) {
 }
 
 func equalIdentity(a, b Identity) bool {
-	return a.User == b.User && a.Client.Name == b.Client.Name &&
+	return a.User == b.User && a.UserRole == b.UserRole && a.Client.Name == b.Client.Name && a.Client.UserMode == b.Client.UserMode &&
 		strings.Join(a.Client.Groups, ",") == strings.Join(b.Client.Groups, ",")
 }
 
@@ -249,8 +254,12 @@ func TestParseTokens(t *testing.T) {
 		{name: "valid with comments and blanks", in: "# header\n\n  " + h1 + "  owui  a,b \n\t# indented comment\n" + h2 + " cli x\n", clients: 2},
 		{name: "upper-case hex", in: "sha256:" + strings.ToUpper(h1[7:]) + " owui a\n", clients: 1},
 		{name: "empty file", in: "", clients: 0},
-		{name: "two fields", in: h1 + " owui\n", line: 1, msg: "3 fields"},
-		{name: "four fields", in: "#\n" + h1 + " owui a b\n", line: 2, msg: "3 fields"},
+		{name: "two fields", in: h1 + " owui\n", line: 1, msg: "3 or 4 fields"},
+		{name: "five fields", in: "#\n" + h1 + " owui a user=jwt b\n", line: 2, msg: "3 or 4 fields"},
+		{name: "user mode jwt", in: h1 + " owui a user=jwt\n", clients: 1},
+		{name: "user mode headers", in: h1 + " owui a user=headers\n", clients: 1},
+		{name: "unknown user mode", in: h1 + " owui a user=cookie\n", line: 1, msg: "user=jwt or user=headers"},
+		{name: "fourth field not a user mode", in: h1 + " owui a b\n", line: 1, msg: "user=jwt or user=headers"},
 		{name: "no hash prefix", in: h1[7:] + " owui a\n", line: 1, msg: "sha256:"},
 		{name: "other algorithm", in: "md5:" + h1[7:] + " owui a\n", line: 1, msg: "sha256:"},
 		{name: "short hash", in: h1[:len(h1)-1] + " owui a\n", line: 1, msg: "64 hex"},
@@ -299,7 +308,7 @@ func TestParseTokens(t *testing.T) {
 }
 
 func TestLoadTokens(t *testing.T) {
-	_, line, err := NewToken("owui", []string{"family"})
+	_, line, err := NewToken("owui", []string{"family"}, UserNone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +338,7 @@ func TestLoadTokens(t *testing.T) {
 }
 
 func TestNewTokenRoundTrip(t *testing.T) {
-	token, line, err := NewToken("home-assistant.v2", []string{"home", "admins"})
+	token, line, err := NewToken("home-assistant.v2", []string{"home", "admins"}, UserJWT)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +348,7 @@ func TestNewTokenRoundTrip(t *testing.T) {
 	if strings.Contains(line, token) || strings.Contains(line, token[len(TokenPrefix):]) {
 		t.Fatal("tokens-file line contains the token itself")
 	}
-	if !strings.HasSuffix(line, " home-assistant.v2 home,admins") {
+	if !strings.HasSuffix(line, " home-assistant.v2 home,admins user=jwt") {
 		t.Fatalf("line = %q", line)
 	}
 	tokens, err := ParseTokens(strings.NewReader(line))
@@ -347,7 +356,7 @@ func TestNewTokenRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, ok := tokens.Lookup(token)
-	if !ok || c.Name != "home-assistant.v2" || strings.Join(c.Groups, ",") != "home,admins" {
+	if !ok || c.Name != "home-assistant.v2" || strings.Join(c.Groups, ",") != "home,admins" || c.UserMode != UserJWT {
 		t.Fatalf("Lookup = %+v, %v", c, ok)
 	}
 	c.Groups[0] = "mutated"
@@ -373,7 +382,7 @@ func TestNewTokenRoundTrip(t *testing.T) {
 		}
 	}
 
-	other, _, err := NewToken("home-assistant.v2", []string{"home"})
+	other, _, err := NewToken("home-assistant.v2", []string{"home"}, UserNone)
 	if err != nil || other == token {
 		t.Fatal("NewToken is not random")
 	}
@@ -392,7 +401,7 @@ func TestNewTokenRejectsBadNames(t *testing.T) {
 		{strings.Repeat("x", 65), []string{"a"}},
 	}
 	for _, tc := range tests {
-		if tok, line, err := NewToken(tc.client, tc.groups); err == nil {
+		if tok, line, err := NewToken(tc.client, tc.groups, UserNone); err == nil {
 			t.Errorf("NewToken(%q, %q) = %q, %q; want error", tc.client, tc.groups, tok, line)
 		}
 	}

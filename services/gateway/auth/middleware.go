@@ -2,18 +2,20 @@ package auth
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/truncate"
 )
 
-// User headers, most trusted first. The first non-empty one names the end
-// user; they are only meaningful because the caller already holds a token.
+// User headers, most trusted first. In headers mode the first non-empty
+// one names the end user; they are only meaningful because the caller
+// already holds a token.
 var userHeaders = []string{"X-OpenWebUI-User-Email", "X-OpenWebUI-User-Id", "X-Toolgate-User"}
 
 const (
@@ -32,17 +34,32 @@ const (
 type Authenticator struct {
 	tokens  *Tokens
 	origins map[string]struct{}
+	users   *UserTokens
 	logger  *slog.Logger
 }
 
 // NewAuthenticator returns an Authenticator that accepts the clients in
 // tokens and, for requests that carry an Origin header, only the listed
-// origins (scheme://host[:port]). A nil logger discards logs.
-func NewAuthenticator(tokens *Tokens, allowedOrigins []string, logger *slog.Logger) *Authenticator {
+// origins (scheme://host[:port]). users verifies the end-user tokens of
+// clients with user=jwt; it is required when any client has that mode. A
+// nil logger discards logs.
+func NewAuthenticator(tokens *Tokens, allowedOrigins []string, users UserTokens, logger *slog.Logger) (*Authenticator, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	a := &Authenticator{tokens: tokens, origins: make(map[string]struct{}, len(allowedOrigins)), logger: logger}
+	if len(tokens.Names(UserJWT)) > 0 && len(users.Secret) == 0 {
+		return nil, errors.New("a client has user=jwt but no end-user token secret is configured")
+	}
+	if len(users.Secret) > 0 && len(users.Secret) < MinUserTokenSecret {
+		return nil, fmt.Errorf("the end-user token secret is too short: need at least %d bytes", MinUserTokenSecret)
+	}
+	if users.Issuer == "" {
+		users.Issuer = DefaultUserTokenIssuer
+	}
+	if users.Now == nil {
+		users.Now = time.Now
+	}
+	a := &Authenticator{tokens: tokens, origins: make(map[string]struct{}, len(allowedOrigins)), users: &users, logger: logger}
 	for _, o := range allowedOrigins {
 		n, ok := normalizeOrigin(strings.TrimSuffix(strings.TrimSpace(o), "/"))
 		if !ok {
@@ -51,7 +68,7 @@ func NewAuthenticator(tokens *Tokens, allowedOrigins []string, logger *slog.Logg
 		}
 		a.origins[n] = struct{}{}
 	}
-	return a
+	return a, nil
 }
 
 // normalizeOrigin lower-cases scheme and host of a serialized origin and
@@ -91,13 +108,13 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			return
 		}
 
-		user, ok := endUser(r.Header)
-		if !ok {
-			a.logger.Info("auth rejected", "remote", r.RemoteAddr, "reason", "invalid user header", "client", client.Name)
-			writeError(w, http.StatusBadRequest, "invalid user header")
+		user, role, refused := a.endUser(client, r.Header)
+		if refused != nil {
+			a.logger.Info("auth rejected", "remote", r.RemoteAddr, "reason", refused.msg, "client", client.Name)
+			writeError(w, refused.status, refused.msg)
 			return
 		}
-		ctx := WithIdentity(r.Context(), Identity{Client: client, User: user})
+		ctx := WithIdentity(r.Context(), Identity{Client: client, User: user, UserRole: role})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -148,26 +165,6 @@ func isB64Token(s string) bool {
 		}
 	}
 	return true
-}
-
-// endUser returns the first non-empty user header, validated.
-func endUser(h http.Header) (string, bool) {
-	for _, name := range userHeaders {
-		v := h.Get(name)
-		if v == "" {
-			continue
-		}
-		if len(v) > MaxUserLen || !utf8.ValidString(v) {
-			return "", false
-		}
-		for _, r := range v {
-			if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-				return "", false
-			}
-		}
-		return v, true
-	}
-	return "", true
 }
 
 type rpcError struct {

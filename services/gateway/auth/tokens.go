@@ -29,17 +29,38 @@ const (
 	maxNameLen = 64
 )
 
-// Client is an authenticated caller: a name and the groups policies use.
+// UserMode says how a client's end user is established; it is set per
+// client in the tokens file (user=jwt, user=headers).
+type UserMode string
+
+// End-user modes.
+const (
+	// UserNone: the client names no end user; user headers and user
+	// tokens are refused, so a front end cannot add one unnoticed.
+	UserNone UserMode = ""
+	// UserHeaders: the first of the plain X-OpenWebUI-User-Email,
+	// X-OpenWebUI-User-Id, X-Toolgate-User headers, taken as told.
+	UserHeaders UserMode = "headers"
+	// UserJWT: OpenWebUI's signed user-info token (HS256, shared secret),
+	// verified; the only mode that gives the end user a role.
+	UserJWT UserMode = "jwt"
+)
+
+// Client is an authenticated caller: a name, the groups policies use, and
+// how its end user is established.
 type Client struct {
-	Name   string
-	Groups []string
+	Name     string
+	Groups   []string
+	UserMode UserMode
 }
 
 // Identity is who is calling: the client program and, when its front end
-// says so, the end user it acts for.
+// says so, the end user it acts for. UserRole is set only from a verified
+// user token.
 type Identity struct {
-	Client Client
-	User   string
+	Client   Client
+	User     string
+	UserRole string
 }
 
 type identityKey struct{}
@@ -88,6 +109,21 @@ type Tokens struct {
 	byHash map[[sha256.Size]byte]entry
 }
 
+// Names returns the names of the clients with end-user mode m, sorted.
+func (t *Tokens) Names(m UserMode) []string {
+	if t == nil {
+		return nil
+	}
+	var out []string
+	for _, e := range t.byHash {
+		if e.client.UserMode == m {
+			out = append(out, e.client.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Len returns the number of clients.
 func (t *Tokens) Len() int { return len(t.byHash) }
 
@@ -102,7 +138,7 @@ func (t *Tokens) Lookup(token string) (Client, bool) {
 		return Client{}, false
 	}
 	// Callers get their own copy of the groups so they cannot alter ours.
-	return Client{Name: e.client.Name, Groups: slices.Clone(e.client.Groups)}, true
+	return Client{Name: e.client.Name, Groups: slices.Clone(e.client.Groups), UserMode: e.client.UserMode}, true
 }
 
 // LoadTokens reads and parses the tokens file at path.
@@ -121,10 +157,11 @@ func LoadTokens(path string) (*Tokens, error) {
 
 // ParseTokens parses a tokens file: one client per line,
 //
-//	sha256:<64 hex> <client-name> <group1,group2,...>
+//	sha256:<64 hex> <client-name> <group1,group2,...> [user=jwt|user=headers]
 //
 // '#' comment lines and blank lines are ignored. Names and groups match
-// [A-Za-z0-9._-]{1,64}. A duplicate hash or client name is an error.
+// [A-Za-z0-9._-]{1,64}. A duplicate hash or client name is an error. The
+// optional last field says how the client's end user is established.
 func ParseTokens(r io.Reader) (*Tokens, error) {
 	t := &Tokens{byHash: make(map[[sha256.Size]byte]entry)}
 	names := make(map[string]int) // client name -> line
@@ -155,8 +192,8 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 
 func parseLine(line string) (entry, error) {
 	f := strings.Fields(line)
-	if len(f) != 3 {
-		return entry{}, fmt.Errorf("want 3 fields (sha256:<hex> client groups), got %d", len(f))
+	if len(f) != 3 && len(f) != 4 {
+		return entry{}, fmt.Errorf("want 3 or 4 fields (sha256:<hex> client groups [user=jwt|user=headers]), got %d", len(f))
 	}
 	hexHash, ok := strings.CutPrefix(f[0], hashPrefix)
 	if !ok {
@@ -169,7 +206,15 @@ func parseLine(line string) (entry, error) {
 	if _, err := hex.Decode(e.hash[:], []byte(hexHash)); err != nil {
 		return entry{}, errors.New("hash is not hex")
 	}
-	client, err := newClient(f[1], strings.Split(f[2], ","))
+	mode := UserNone
+	if len(f) == 4 {
+		m, ok := strings.CutPrefix(f[3], "user=")
+		if !ok || (UserMode(m) != UserJWT && UserMode(m) != UserHeaders) {
+			return entry{}, errors.New("the fourth field must be user=jwt or user=headers")
+		}
+		mode = UserMode(m)
+	}
+	client, err := newClient(f[1], strings.Split(f[2], ","), mode)
 	if err != nil {
 		return entry{}, err
 	}
@@ -177,7 +222,12 @@ func parseLine(line string) (entry, error) {
 	return e, nil
 }
 
-func newClient(name string, groups []string) (Client, error) {
+func newClient(name string, groups []string, mode UserMode) (Client, error) {
+	switch mode {
+	case UserNone, UserHeaders, UserJWT:
+	default:
+		return Client{}, errors.New("end-user mode must be jwt, headers or none")
+	}
 	if !validName(name) {
 		return Client{}, errors.New("client name must match [A-Za-z0-9._-]{1,64}")
 	}
@@ -189,7 +239,7 @@ func newClient(name string, groups []string) (Client, error) {
 			return Client{}, errors.New("groups must be comma-separated [A-Za-z0-9._-]{1,64}")
 		}
 	}
-	return Client{Name: name, Groups: slices.Clone(groups)}, nil
+	return Client{Name: name, Groups: slices.Clone(groups), UserMode: mode}, nil
 }
 
 func validName(s string) bool {
@@ -209,9 +259,10 @@ func validName(s string) bool {
 
 // NewToken mints a token for client: "tg_" followed by 32 random bytes in
 // unpadded base64url. It returns the token, to be shown once, and the
-// tokens-file line that holds only its hash.
-func NewToken(client string, groups []string) (token, line string, err error) {
-	c, err := newClient(client, groups)
+// tokens-file line that holds only its hash (and the end-user mode, unless
+// it is UserNone).
+func NewToken(client string, groups []string, mode UserMode) (token, line string, err error) {
+	c, err := newClient(client, groups, mode)
 	if err != nil {
 		return "", "", fmt.Errorf("new token: %w", err)
 	}
@@ -228,5 +279,8 @@ func NewToken(client string, groups []string) (token, line string, err error) {
 	b.WriteString(c.Name)
 	b.WriteByte(' ')
 	b.WriteString(strings.Join(c.Groups, ","))
+	if mode != UserNone {
+		b.WriteString(" user=" + string(mode))
+	}
 	return token, b.String(), nil
 }

@@ -114,13 +114,15 @@ func Start(t testing.TB, o Options) *Gateway {
 }
 
 // ClientTokens creates a token for each client (name → groups) and returns
-// the gateway's parsed tokens file and each client's bearer token.
+// the gateway's parsed tokens file and each client's bearer token. The
+// clients name their end users in plain headers (user=headers), as
+// Client does.
 func ClientTokens(t testing.TB, clients map[string][]string) (*auth.Tokens, map[string]string) {
 	t.Helper()
 	bearer := map[string]string{}
 	var lines []string
 	for name, groups := range clients {
-		tok, line, err := auth.NewToken(name, groups)
+		tok, line, err := auth.NewToken(name, groups, auth.UserHeaders)
 		if err != nil {
 			t.Fatal(err)
 		}

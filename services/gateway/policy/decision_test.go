@@ -150,6 +150,24 @@ var decisionTable = []decisionCase{
 	confirmed("human beats low-risk when args force", with(write("ha_light_turn_on"), func(in *Input) { in.Args = map[string]any{"force": true} }), ApprovalHuman, "forced"),
 	confirmed("human beats low-risk when destructive", with(write("ha_light_turn_off"), func(in *Input) { in.Annotations.Destructive = true }), ApprovalHuman, "destructive"),
 	confirmed("model confirm beats read allow", write("ha_scene_activate"), ApprovalModel, "write needs confirmation"),
+
+	// end-user roles from OpenWebUI's verified token narrow the client's groups
+	allowed("OpenWebUI admin on admin-only service", with(read(), role("admins", "admin", "unraid", "unraid_array_status")), "read allowed"),
+	denied("OpenWebUI user on admin-only service", with(read(), role("admins", "user", "unraid", "unraid_array_status")), `end-user role "user" may not use service "unraid"`),
+	allowed("OpenWebUI user on a user service", with(read(), role("admins", "user", "homeassistant", "ha_states_list")), "read allowed"),
+	confirmed("OpenWebUI user writes as before", with(write("ha_climate_set_temperature"), role("admins", "user", "homeassistant", "ha_climate_set_temperature")), ApprovalModel, "write needs confirmation"),
+	denied("OpenWebUI pending user gets nothing", with(read(), role("admins", "pending", "homeassistant", "ha_states_list")), `end-user role "pending" may not use service`),
+	denied("unknown end-user role", with(read(), role("admins", "owner", "homeassistant", "ha_states_list")), `end-user role "owner" is not known`),
+	denied("a role never widens the client's groups", with(read(), role("users", "admin", "unraid", "unraid_array_status")), `client "openwebui" may not use service "unraid"`),
+}
+
+// role makes the call come from an end user with an OpenWebUI role through
+// a client in group.
+func role(group, userRole, service, tool string) func(*Input) {
+	return func(in *Input) {
+		in.Client.Groups = []string{group}
+		in.UserRole, in.Service, in.Tool = userRole, service, tool
+	}
 }
 
 func runTable(t *testing.T, e Engine) map[string]Decision {

@@ -156,6 +156,7 @@ func (in Input) astValue() (ast.Value, error) {
 			item("groups", groups),
 		)),
 		item("user", ast.StringTerm(in.User)),
+		item("user_role", ast.StringTerm(in.UserRole)),
 		item("service", ast.StringTerm(in.Service)),
 		item("tool", ast.StringTerm(in.Tool)),
 		item("write", ast.BooleanTerm(in.Write)),

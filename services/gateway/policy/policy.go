@@ -75,9 +75,12 @@ type Ticket struct {
 // Input is the policy input document. Its JSON form is what the OPA sidecar
 // receives; the embedded engine builds the identical value directly.
 type Input struct {
-	Action      string         `json:"action"`
-	Client      Client         `json:"client"`
-	User        string         `json:"user"`
+	Action string `json:"action"`
+	Client Client `json:"client"`
+	User   string `json:"user"`
+	// UserRole is the end user's role from a verified user token (OpenWebUI:
+	// admin, user, pending); "" when the client's end user is unverified.
+	UserRole    string         `json:"user_role"`
 	Service     string         `json:"service"`
 	Tool        string         `json:"tool"`
 	Write       bool           `json:"write"`

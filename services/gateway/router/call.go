@@ -160,7 +160,7 @@ func (r *Router) parseArgs(c *call, req mcp.CallToolRequest) error {
 
 func (r *Router) binding(c *call) tickets.Binding {
 	return tickets.Binding{
-		Client: c.id.Client.Name, User: c.id.User, Service: c.e.service,
+		Client: c.id.Client.Name, User: c.id.User, UserRole: c.id.UserRole, Service: c.e.service,
 		Tool: c.e.upstream.Name, ArgsDigest: c.argsDigest, Force: c.force,
 	}
 }
@@ -420,7 +420,7 @@ func success(body map[string]any) *mcp.CallToolResult {
 
 func (r *Router) record(c *call, event, outcome string, bytes int) audit.Record {
 	rec := audit.Record{
-		Time: r.deps.Now().UTC(), Event: event, Client: c.id.Client.Name, User: c.id.User,
+		Time: r.deps.Now().UTC(), Event: event, Client: c.id.Client.Name, User: c.id.User, UserRole: c.id.UserRole,
 		Service: c.e.service, Tool: c.e.upstream.Name, Decision: c.decision.Decision,
 		Reason: c.decision.Reason, Approval: c.decision.Approval, TicketID: c.ticketID,
 		ArgsDigest: c.argsDigest, Outcome: outcome, Bytes: bytes,

@@ -167,6 +167,7 @@ func (r *Router) input(id auth.Identity, e *entry, action string, args map[strin
 		Action:      action,
 		Client:      policy.Client{Name: id.Client.Name, Groups: id.Client.Groups},
 		User:        id.User,
+		UserRole:    id.UserRole,
 		Service:     e.service,
 		Tool:        e.upstream.Name,
 		Write:       e.write,

@@ -29,7 +29,7 @@ func (r *Router) visible(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		if e == nil {
 			continue
 		}
-		key := visibilityKey{client: id.Client.Name, groups: strings.Join(id.Client.Groups, ","), user: id.User, tool: t.Name}
+		key := visibilityKey{client: id.Client.Name, groups: strings.Join(id.Client.Groups, ","), user: id.User, role: id.UserRole, tool: t.Name}
 		if v, ok := r.vis.Load(key); ok && now.Before(v.(visibility).until) {
 			if v.(visibility).shown {
 				out = append(out, t)
@@ -58,7 +58,7 @@ const (
 	maxVisibilityEntries = 10_000
 )
 
-type visibilityKey struct{ client, groups, user, tool string }
+type visibilityKey struct{ client, groups, user, role, tool string }
 
 type visibility struct {
 	shown bool

@@ -43,6 +43,7 @@ const DefaultTTL = 10 * time.Minute
 type Binding struct {
 	Client     string `json:"client"`
 	User       string `json:"user"`
+	UserRole   string `json:"user_role,omitempty"`
 	Service    string `json:"service"`
 	Tool       string `json:"tool"`
 	ArgsDigest string `json:"args_digest"`
