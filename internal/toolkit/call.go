@@ -111,7 +111,9 @@ func (s *Service) call(ctx context.Context, e *entry, req mcp.CallToolRequest) (
 	if err != nil {
 		return nil, mode, err
 	}
-	if meta != nil {
+	// A preview cut by the cap was seen by nobody in full: without its
+	// digest the gateway issues no ticket for it and applies nothing.
+	if meta != nil && !Truncated(res) {
 		res.Meta = &mcp.Meta{AdditionalFields: meta}
 	}
 	return res, mode, nil

@@ -80,6 +80,26 @@ func truncated(data []byte, maxBytes int) *mcp.CallToolResult {
 	}
 }
 
+// Truncated reports whether res is the stand-in for a result that exceeded
+// the byte cap: its structured content is {"truncated": true, …}.
+func Truncated(res *mcp.CallToolResult) bool {
+	if res == nil || res.StructuredContent == nil {
+		return false
+	}
+	var body struct {
+		Truncated bool `json:"truncated"`
+	}
+	switch v := res.StructuredContent.(type) {
+	case map[string]any:
+		t, _ := v["truncated"].(bool)
+		return t
+	case json.RawMessage:
+		return json.Unmarshal(v, &body) == nil && body.Truncated
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	return err == nil && json.Unmarshal(raw, &body) == nil && body.Truncated
+}
+
 // ErrorBody is the structured content of a failed call.
 type ErrorBody struct {
 	Error ErrorDetail `json:"error"`

@@ -393,3 +393,20 @@ func TestWriteConcurrentApplyOnce(t *testing.T) {
 		t.Errorf("upstream applied %d times", applies)
 	}
 }
+
+// TestTruncatedPreviewCarriesNoDigest: a preview cut by the result cap was
+// seen by nobody in full, so the service sends no digest for it and the
+// gateway cannot issue a ticket that would apply it.
+func TestTruncatedPreviewCarriesNoDigest(t *testing.T) {
+	f := newFixture(t, func(o *toolkit.Options) { o.MaxResultBytes = 40 })
+	res, _ := f.callRaw("test_set_light", lightArgsHall40, nil)
+	if res.IsError || res.StructuredContent["truncated"] != true {
+		t.Fatalf("want a truncated preview, got %+v", res)
+	}
+	if d, ok := res.Meta[approval.MetaPreviewDigest]; ok {
+		t.Fatalf("a truncated preview carries the digest %v", d)
+	}
+	if _, applies, _ := f.light.snapshot(); applies != 0 {
+		t.Fatal("a preview applied something")
+	}
+}

@@ -46,6 +46,17 @@ type demo struct {
 	slow    chan struct{}
 	secret  string
 	note    atomic.Value
+	// previewPad, when set, adds that many bytes to the previews of
+	// demo_note_touch and demo_counter_add.
+	previewPad atomic.Int64
+}
+
+// padded adds d.previewPad bytes to a preview.
+func (d *demo) padded(p map[string]any) map[string]any {
+	if n := d.previewPad.Load(); n > 0 {
+		p["padding"] = strings.Repeat("x", int(n))
+	}
+	return p
 }
 
 func (d *demo) tools() []toolkit.Tool {
@@ -114,7 +125,7 @@ func (d *demo) tools() []toolkit.Tool {
 			Annotations: toolkit.Annotations{Idempotent: true},
 			Write: &toolkit.Write{
 				Preview: func(_ context.Context, a toolkit.Args) (any, error) {
-					return map[string]any{"old": d.note.Load()}, nil
+					return d.padded(map[string]any{"old": d.note.Load()}), nil
 				},
 				Apply: func(_ context.Context, a toolkit.Args, _ any) (any, error) {
 					var in struct{ Note string }
@@ -138,7 +149,7 @@ func (d *demo) tools() []toolkit.Tool {
 						return nil, err
 					}
 					cur := d.counter.Load()
-					return map[string]any{"current": cur, "new": cur + in.Amount}, nil
+					return d.padded(map[string]any{"current": cur, "new": cur + in.Amount}), nil
 				},
 				Apply: func(_ context.Context, a toolkit.Args, p any) (any, error) {
 					var in struct{ Amount int64 }

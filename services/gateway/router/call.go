@@ -171,6 +171,9 @@ func (r *Router) preview(ctx context.Context, c *call) (*mcp.CallToolResult, str
 	if res.IsError {
 		return res, outcome
 	}
+	if toolkit.Truncated(res) {
+		return errTruncatedPreview(), string(toolerr.TooLarge)
+	}
 	digest := previewDigest(res)
 	if digest == "" {
 		return errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned a preview without a digest; refusing to issue a ticket", c.e.service)), string(toolerr.UpstreamUnavailable)
@@ -237,11 +240,22 @@ func (r *Router) applyWithoutTicket(ctx context.Context, c *call) (*mcp.CallTool
 	if res.IsError {
 		return res, outcome
 	}
+	if toolkit.Truncated(res) {
+		return errTruncatedPreview(), string(toolerr.TooLarge)
+	}
 	digest := previewDigest(res)
 	if digest == "" {
 		return errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned a preview without a digest", c.e.service)), string(toolerr.UpstreamUnavailable)
 	}
 	return r.apply(ctx, c, "auto_"+randomID(), digest, r.deps.Now().Add(time.Minute))
+}
+
+// errTruncatedPreview answers a preview cut by a result cap (the service's
+// or the gateway's): nobody saw all of it, so nobody can consent to it.
+// Whatever digest came with it is ignored.
+func errTruncatedPreview() *mcp.CallToolResult {
+	return errorResult(toolerr.New(toolerr.TooLarge,
+		"the preview is too large to show; narrow the request (fewer items, filters) — nothing was changed and no ticket was issued"))
 }
 
 func previewDigest(res *mcp.CallToolResult) string {
@@ -383,8 +397,8 @@ func capResult(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
 		return res
 	}
 	budget := max
+	// The preview digest stays behind: a cut preview gets no ticket.
 	out := &mcp.CallToolResult{IsError: res.IsError}
-	out.Meta = res.Meta
 	note := fmt.Sprintf("[toolgate: truncated: the result had %d bytes, over the gateway's cap of %d; narrow the request]", size, max)
 	for _, c := range res.Content {
 		t, ok := c.(mcp.TextContent)
