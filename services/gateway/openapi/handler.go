@@ -188,12 +188,12 @@ func resultBody(res *mcp.CallToolResult) ([]byte, toolerr.Code) {
 	}
 	if obj == nil {
 		if json.Unmarshal([]byte(text.String()), &obj) != nil || obj == nil {
-			s, _ := json.Marshal(text.String())
+			s, _ := marshal(text.String())
 			obj = map[string]json.RawMessage{"result": s}
 		}
 	}
 	if images > 0 {
-		note, _ := json.Marshal(fmt.Sprintf("%d picture(s) left out: pictures are delivered over MCP only (/mcp/<service>)", images))
+		note, _ := marshal(fmt.Sprintf("%d picture(s) left out: pictures are delivered over MCP only (/mcp/<service>)", images))
 		obj["toolgate_note"] = note
 	}
 	code := toolerr.Code("")
