@@ -65,6 +65,34 @@ func (l *Loader) fail(name, problem string) {
 	l.errs = append(l.errs, &SettingError{Name: name, Problem: problem})
 }
 
+// Fail records a problem the Loader cannot see by itself (two settings
+// that contradict each other). problem must not contain the value.
+func (l *Loader) Fail(name, problem string) { l.fail(name, problem) }
+
+// Set reports whether name is set to a non-empty value.
+func (l *Loader) Set(name string) bool {
+	_, ok := l.get(name)
+	return ok
+}
+
+// Pick returns the name to read a setting from: name itself, or the first
+// of its older aliases that is set when name is not. Setting a name and an
+// alias at once is recorded as an error (which one was meant?).
+func (l *Loader) Pick(name string, aliases ...string) string {
+	picked := name
+	for _, a := range aliases {
+		if a == "" || !l.Set(a) {
+			continue
+		}
+		if l.Set(picked) {
+			l.fail(a, "is an older name of "+name+"; set only one of them")
+			continue
+		}
+		picked = a
+	}
+	return picked
+}
+
 // get returns the value of name; unset and empty are both "not set", as
 // compose files commonly pass empty variables through.
 func (l *Loader) get(name string) (string, bool) {
@@ -172,6 +200,32 @@ func (l *Loader) URL(name, def string) *url.URL {
 		return nil
 	}
 	return u
+}
+
+// File returns the value of name as the path of a readable regular file
+// (a CA bundle, say), or "" when unset; a path that is missing, unreadable
+// or no regular file is recorded, without the path.
+func (l *Loader) File(name string) string {
+	path, ok := l.get(name)
+	if !ok {
+		return ""
+	}
+	fi, err := os.Stat(path)
+	if err == nil && !fi.Mode().IsRegular() {
+		l.fail(name, "does not name a regular file")
+		return ""
+	}
+	if err == nil {
+		var f *os.File
+		if f, err = os.Open(path); err == nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		l.fail(name, fileProblem(err))
+		return ""
+	}
+	return path
 }
 
 // Secret returns the required secret NAME read from the file at NAME_FILE,

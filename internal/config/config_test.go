@@ -454,3 +454,70 @@ func TestNoValueInErrors(t *testing.T) {
 		t.Fatalf("error text contains a file path:\n%s", text)
 	}
 }
+
+func TestPickOlderNames(t *testing.T) {
+	cases := []struct {
+		name    string
+		env     map[string]string
+		want    string
+		wantErr string // the setting named in the error
+	}{
+		{name: "neither set", want: "NEW"},
+		{name: "new name", env: map[string]string{"NEW": "a"}, want: "NEW"},
+		{name: "older name", env: map[string]string{"OLD": "a"}, want: "OLD"},
+		{name: "empty older name is unset", env: map[string]string{"NEW": "a", "OLD": ""}, want: "NEW"},
+		{name: "both", env: map[string]string{"NEW": "a", "OLD": "b"}, want: "NEW", wantErr: "OLD"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := New(env(c.env))
+			if got := l.Pick("NEW", "OLD", ""); got != c.want {
+				t.Errorf("Pick = %s, want %s", got, c.want)
+			}
+			if c.wantErr == "" {
+				if err := l.Err(); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			expectErr(t, l, c.wantErr, "set only one")
+		})
+	}
+}
+
+func TestFailRecordsAContradiction(t *testing.T) {
+	l := New(env(nil))
+	l.Fail("A_ALLOW_HTTP", "must be true when A_URL uses plain http://")
+	expectErr(t, l, "A_ALLOW_HTTP", "A_URL uses plain http")
+}
+
+func TestFile(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "ca.pem", []byte("pem"))
+	cases := []struct {
+		name, value, want, wantErr string
+	}{
+		{name: "unset"},
+		{name: "readable file", value: file, want: file},
+		{name: "missing", value: filepath.Join(dir, "gone-4f4f"), wantErr: "does not exist"},
+		{name: "a directory", value: dir, wantErr: "regular file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := New(env(map[string]string{"X_CA_FILE": c.value}))
+			if got := l.File("X_CA_FILE"); got != c.want {
+				t.Errorf("File = %q, want %q", got, c.want)
+			}
+			if c.wantErr == "" {
+				if err := l.Err(); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			expectErr(t, l, "X_CA_FILE", c.wantErr)
+			if strings.Contains(l.Err().Error(), dir) {
+				t.Errorf("error echoes the path: %v", l.Err())
+			}
+		})
+	}
+}

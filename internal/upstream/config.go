@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -57,6 +58,11 @@ type Config struct {
 	UserAgent string
 	// Logger receives debug lines about retries; nil discards them.
 	Logger *slog.Logger
+	// Sleep waits between attempts and Now reads the clock for
+	// Retry-After dates; nil means real time. Tests inject both so retry
+	// paths take no real time.
+	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
 }
 
 // New validates cfg and builds a Client with its own tuned transport.
@@ -128,6 +134,13 @@ func New(cfg Config) (*Client, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	sleep, now := cfg.Sleep, cfg.Now
+	if sleep == nil {
+		sleep = sleepCtx
+	}
+	if now == nil {
+		now = time.Now
+	}
 
 	dialer := &net.Dialer{Timeout: min(timeout, connectCap), KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
@@ -175,7 +188,8 @@ func New(cfg Config) (*Client, error) {
 		maxRetryAfter: maxRetryAfter,
 		sem:           make(chan struct{}, maxConc),
 		log:           logger,
-		sleep:         sleepCtx,
+		sleep:         sleep,
+		now:           now,
 	}, nil
 }
 

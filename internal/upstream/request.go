@@ -45,9 +45,17 @@ type Request struct {
 	// Body is sent as application/json unless Header sets a Content-Type.
 	Body []byte
 	// Idempotent marks a request other than GET or HEAD as safe to retry.
-	// GET and HEAD are always retried on transient failures; anything else
-	// (notably POST) only with this set.
+	// GET and HEAD are retried on transient failures unless NoRetry is
+	// set; anything else (notably POST) only with this set.
 	Idempotent bool
+	// NoRetry sends the request once whatever its method: for a costly
+	// request such as an indexer search, whose repetition would only
+	// multiply the load.
+	NoRetry bool
+	// Timeout replaces Config.Timeout as the deadline of each attempt of
+	// this request (a slow search on a client whose other requests are
+	// quick); zero keeps the client's.
+	Timeout time.Duration
 }
 
 // Response is a final upstream answer. For a non-2xx status Body keeps at
@@ -131,12 +139,19 @@ func (c *Client) Do(ctx context.Context, r Request) (*Response, error) {
 	}
 	defer func() { <-c.sem }()
 
+	if r.Timeout < 0 {
+		return nil, toolerr.New(toolerr.InvalidArgument, "negative request timeout for %s", c.name)
+	}
+	timeout := c.timeout
+	if r.Timeout > 0 {
+		timeout = r.Timeout
+	}
 	attempts := 1
-	if method == http.MethodGet || method == http.MethodHead || r.Idempotent {
+	if (method == http.MethodGet || method == http.MethodHead || r.Idempotent) && !r.NoRetry {
 		attempts += c.retries
 	}
 	for n := 1; ; n++ {
-		out := c.once(ctx, method, target, hdr, r.Body)
+		out := c.once(ctx, method, target, hdr, r.Body, timeout)
 		if out.resp != nil {
 			out.resp.Attempts = n
 		}
@@ -163,6 +178,16 @@ func (c *Client) Do(ctx context.Context, r Request) (*Response, error) {
 // out discards the body). Non-2xx statuses map as in Response.Err.
 func (c *Client) GetJSON(ctx context.Context, path string, q url.Values, out any) error {
 	resp, err := c.Do(ctx, Request{Method: http.MethodGet, Path: path, Query: q})
+	if err != nil {
+		return err
+	}
+	return c.decode(resp, out)
+}
+
+// DoJSON sends r and decodes a 2xx JSON body into out, like GetJSON for a
+// request that sets more than a path and a query (a Timeout, NoRetry).
+func (c *Client) DoJSON(ctx context.Context, r Request, out any) error {
+	resp, err := c.Do(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -220,8 +245,8 @@ func (o outcome) status() int {
 
 // once performs one attempt under its own deadline, which covers the headers
 // and the whole body read.
-func (c *Client) once(ctx context.Context, method, target string, hdr http.Header, body []byte) outcome {
-	actx, cancel := context.WithTimeout(ctx, c.timeout)
+func (c *Client) once(ctx context.Context, method, target string, hdr http.Header, body []byte, timeout time.Duration) outcome {
+	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
 	var rd io.Reader
@@ -236,7 +261,7 @@ func (c *Client) once(ctx context.Context, method, target string, hdr http.Heade
 
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return c.transportErr(ctx, actx, err)
+		return c.transportErr(ctx, actx, err, timeout)
 	}
 	defer resp.Body.Close() // closing early drops the connection: the rest is never read
 
@@ -253,7 +278,7 @@ func (c *Client) once(ctx context.Context, method, target string, hdr http.Heade
 	}
 	data, err := readCapped(resp.Body, limit, resp.ContentLength)
 	if err != nil {
-		return c.transportErr(ctx, actx, err)
+		return c.transportErr(ctx, actx, err, timeout)
 	}
 	if int64(len(data)) > limit {
 		if ok {
@@ -307,7 +332,7 @@ func isRedirect(s int) bool {
 // retries, otherwise the wait is full jitter over an exponential window.
 func (c *Client) backoff(n int, retryAfter string) (time.Duration, bool) {
 	if retryAfter != "" {
-		if d, ok := parseRetryAfter(retryAfter, time.Now()); ok {
+		if d, ok := parseRetryAfter(retryAfter, c.now()); ok {
 			if c.maxRetryAfter < 0 || d > c.maxRetryAfter {
 				return 0, false
 			}
@@ -339,13 +364,13 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 
 // transportErr maps a failure to send or read to a client-safe error and
 // decides whether a retry could help.
-func (c *Client) transportErr(ctx, actx context.Context, err error) outcome {
+func (c *Client) transportErr(ctx, actx context.Context, err error, timeout time.Duration) outcome {
 	err = scrub(err)
 	if ctx.Err() != nil {
 		return outcome{err: c.ctxErr(ctx)}
 	}
 	if actx.Err() != nil {
-		return outcome{err: toolerr.Wrap(toolerr.Timeout, err, "%s did not answer within %s; check that it is healthy", c.name, c.timeout)}
+		return outcome{err: toolerr.Wrap(toolerr.Timeout, err, "%s did not answer within %s; check that it is healthy", c.name, timeout)}
 	}
 	var (
 		netErr   net.Error

@@ -63,9 +63,9 @@ type Client struct {
 	sem           chan struct{}
 	log           *slog.Logger
 
-	// sleep waits between attempts; tests replace it to observe waits
-	// without spending them.
+	// sleep waits between attempts; now reads Retry-After dates.
 	sleep func(ctx context.Context, d time.Duration) error
+	now   func() time.Time
 }
 
 // CloseIdleConnections closes idle keep-alive connections, e.g. at shutdown.

@@ -43,16 +43,26 @@ func newClient(t *testing.T, srv *httptest.Server, mod func(*Config)) *Client {
 // recordSleeps replaces the client's sleep with one that records the wait
 // and returns at once, so retry waits are observable without spending them.
 func recordSleeps(c *Client) *[]time.Duration {
+	sleep, waits := sleepRecorder()
+	c.sleep = sleep
+	return waits
+}
+
+// sleepRecorder is a Config.Sleep that records each wait and returns at
+// once.
+func sleepRecorder() (func(context.Context, time.Duration) error, *[]time.Duration) {
 	var mu sync.Mutex
 	waits := &[]time.Duration{}
-	c.sleep = func(ctx context.Context, d time.Duration) error {
+	return func(ctx context.Context, d time.Duration) error {
 		mu.Lock()
 		*waits = append(*waits, d)
 		mu.Unlock()
 		return ctx.Err()
-	}
-	return waits
+	}, waits
 }
+
+// fixedNow is the injected clock of the Retry-After date cases.
+var fixedNow = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
 func wantCode(t *testing.T, err error, code toolerr.Code) {
 	t.Helper()
@@ -332,6 +342,15 @@ func TestRetries(t *testing.T) {
 					t.Errorf("waits = %v, want one in (0,3s]", waits)
 				}
 			}},
+		{name: "Retry-After HTTP-date read against the injected clock", script: []int{503, 200},
+			retryAfter: fixedNow.Add(4 * time.Second).Format(http.TimeFormat), wantHits: 2,
+			cfg: func(c *Config) { c.Now = func() time.Time { return fixedNow } },
+			check: func(t *testing.T, waits []time.Duration) {
+				if len(waits) != 1 || waits[0] != 4*time.Second {
+					t.Errorf("waits = %v, want exactly [4s]", waits)
+				}
+			}},
+		{name: "GET with NoRetry sent once", req: Request{NoRetry: true}, script: []int{503, 200}, wantHits: 1, wantCode: toolerr.UpstreamUnavailable},
 		{name: "negative MaxRetryAfter refuses any Retry-After", script: []int{503, 200}, retryAfter: "0",
 			cfg: func(c *Config) { c.MaxRetryAfter = -1 }, wantHits: 1, wantCode: toolerr.UpstreamUnavailable},
 		{name: "Retry-After past caller deadline not waited", script: []int{429, 200}, retryAfter: "4",
@@ -344,8 +363,13 @@ func TestRetries(t *testing.T) {
 			s := &scripted{script: tt.script, retryAfter: tt.retryAfter, dropFirst: tt.dropFirst}
 			srv := httptest.NewServer(s)
 			defer srv.Close()
-			c := newClient(t, srv, tt.cfg)
-			waits := recordSleeps(c)
+			sleep, waits := sleepRecorder()
+			c := newClient(t, srv, func(c *Config) {
+				c.Sleep = sleep
+				if tt.cfg != nil {
+					tt.cfg(c)
+				}
+			})
 
 			ctx := context.Background()
 			if tt.ctxTimeout > 0 {
@@ -946,4 +970,49 @@ func jsonDecode(r *http.Request, v any) error { return json.NewDecoder(r.Body).D
 func jsonWrite(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// A request's own Timeout replaces the client's deadline for that request
+// only: a slow search on a client whose other requests are quick.
+func TestRequestTimeout(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			select {
+			case <-time.After(300 * time.Millisecond):
+			case <-r.Context().Done():
+			}
+		}
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	defer slow.Close()
+	tests := []struct {
+		name     string
+		client   time.Duration
+		req      Request
+		wantCode toolerr.Code
+		wantText string
+	}{
+		{name: "client deadline applies", client: 50 * time.Millisecond, req: Request{Path: "/slow"}, wantCode: toolerr.Timeout, wantText: "50ms"},
+		{name: "longer request deadline wins", client: 50 * time.Millisecond, req: Request{Path: "/slow", Timeout: 5 * time.Second}},
+		{name: "shorter request deadline wins", client: 5 * time.Second, req: Request{Path: "/slow", Timeout: 60 * time.Millisecond}, wantCode: toolerr.Timeout, wantText: "60ms"},
+		{name: "other requests keep the client deadline", client: 50 * time.Millisecond, req: Request{Path: "/quick"}},
+		{name: "negative request deadline refused", client: time.Second, req: Request{Path: "/quick", Timeout: -1}, wantCode: toolerr.InvalidArgument},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClient(t, slow, func(c *Config) { c.Timeout, c.Retries = tt.client, -1 })
+			var out map[string]any
+			err := c.DoJSON(t.Context(), tt.req, &out)
+			if tt.wantCode == "" {
+				if err != nil || out["ok"] != true {
+					t.Fatalf("DoJSON: %v, %v", err, out)
+				}
+				return
+			}
+			wantCode(t, err, tt.wantCode)
+			if !strings.Contains(err.Error(), tt.wantText) {
+				t.Errorf("message %q does not name the deadline %s", err, tt.wantText)
+			}
+		})
+	}
 }
