@@ -12,7 +12,7 @@ import (
 )
 
 func (s *Service) preview(ctx context.Context, e *entry, args Args) (any, map[string]any, error) {
-	p, err := e.tool.Write.Preview(ctx, args)
+	p, err := e.body.preview(ctx, args)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -33,22 +33,21 @@ func (s *Service) apply(ctx context.Context, e *entry, args Args, token string) 
 	if err != nil {
 		return nil, approvalError(err)
 	}
-	p, err := e.tool.Write.Preview(ctx, args)
-	if err != nil {
-		return nil, err
-	}
-	// An approval without a preview digest binds no scope; refusing it keeps
-	// "apply exactly what was previewed" true whatever the signer sent.
-	d, err := approval.Digest(p)
-	if err != nil {
-		return nil, fmt.Errorf("digest preview: %w", err)
-	}
-	if a.PreviewDigest == "" || d != a.PreviewDigest {
-		return nil, toolerr.New(toolerr.Forbidden,
-			"the scope changed since the preview was approved; nothing was changed — request a new preview")
-	}
-	s.log.Info("apply", "tool", e.tool.Name, "ticket", a.TicketID)
-	out, err := e.tool.Write.Apply(ctx, args, p)
+	out, err := e.body.apply(ctx, args, func(p any) error {
+		// An approval without a preview digest binds no scope; refusing
+		// it keeps "apply exactly what was previewed" true whatever the
+		// signer sent.
+		d, err := approval.Digest(p)
+		if err != nil {
+			return fmt.Errorf("digest preview: %w", err)
+		}
+		if a.PreviewDigest == "" || d != a.PreviewDigest {
+			return toolerr.New(toolerr.Forbidden,
+				"the scope changed since the preview was approved; nothing was changed — request a new preview")
+		}
+		s.log.Info("apply", "tool", e.tool.Name, "ticket", a.TicketID)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -73,16 +73,20 @@ func (s *Service) call(ctx context.Context, e *entry, req mcp.CallToolRequest) (
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	release, err := s.acquire(e)
+	if err != nil {
+		return nil, "limit", err
+	}
+	defer release()
 
 	var (
 		out  any
 		meta map[string]any
 		mode = "read"
-		err  error
 	)
 	switch token := approvalToken(req); {
-	case e.tool.Read != nil:
-		out, err = e.tool.Read(ctx, args)
+	case e.body.read != nil:
+		out, err = e.body.read(ctx, args)
 	case token == "":
 		mode = "preview"
 		out, meta, err = s.preview(ctx, e, args)
@@ -100,9 +104,14 @@ func (s *Service) call(ctx context.Context, e *entry, req mcp.CallToolRequest) (
 	if isImage {
 		out = img.Details
 	}
-	generic, err := toGeneric(out)
+	generic, size, err := toGeneric(out)
 	if err != nil {
 		return nil, mode, err
+	}
+	if !isImage {
+		if err := s.checkSize(size); err != nil {
+			return nil, mode, err
+		}
 	}
 	res, err := Success(s.opts.Redactor.Value(generic), s.opts.MaxResultBytes)
 	if err == nil && isImage {
@@ -132,16 +141,17 @@ func timeoutAware(ctx context.Context, err error) error {
 
 // toGeneric turns a handler's result into plain JSON values so redaction
 // sees every key, whatever Go type the handler returned.
-func toGeneric(v any) (any, error) {
+// It also returns the JSON, whose size Limits.MaxResultBytes bounds.
+func toGeneric(v any) (any, []byte, error) {
 	data, err := marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("encode result: %w", err)
+		return nil, nil, fmt.Errorf("encode result: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var out any
 	if err := dec.Decode(&out); err != nil {
-		return nil, fmt.Errorf("decode result: %w", err)
+		return nil, nil, fmt.Errorf("decode result: %w", err)
 	}
-	return out, nil
+	return out, data, nil
 }

@@ -136,6 +136,8 @@ type params struct {
 	Ready   ReadyFunc `optional:"true"`
 	// Instructions are optional: most services say enough in their tools.
 	Instructions Instructions `optional:"true"`
+	// Limits are the module's defaults; none means no bounds.
+	Limits Limits `optional:"true"`
 }
 
 // listenAddress is the service's listen address.
@@ -143,7 +145,7 @@ type listenAddress string
 
 func newFromEnv(p params) (*Service, listenAddress, error) {
 	l := config.FromEnv()
-	prefix := strings.ToUpper(strings.ReplaceAll(string(p.Name), "-", "_"))
+	prefix := EnvPrefix(string(p.Name))
 	listen := l.String(EnvListen, DefaultListen)
 	token := l.Secret(EnvServiceToken)
 	allowWrites := l.Bool(prefix+"_ALLOW_WRITES", false)
@@ -153,6 +155,10 @@ func newFromEnv(p params) (*Service, listenAddress, error) {
 	}
 	maxBytes := l.Int(EnvMaxResultBytes, DefaultMaxResultBytes, 1024, 64<<20)
 	timeout := l.Duration(EnvCallTimeout, 60*time.Second)
+	limits := Limits{
+		MaxConcurrent:  l.Int(prefix+"_MAX_CONCURRENT", p.Limits.MaxConcurrent, 1, MaxConcurrentLimit),
+		MaxResultBytes: l.Int(prefix+"_MAX_RESULT_BYTES", p.Limits.MaxResultBytes, MinResultBytesLimit, MaxResultBytesLimit),
+	}
 	if err := l.Err(); err != nil {
 		return nil, "", fmt.Errorf("%s: configuration: %w", p.Name, err)
 	}
@@ -166,7 +172,7 @@ func newFromEnv(p params) (*Service, listenAddress, error) {
 	svc, err := New(Options{
 		Name: string(p.Name), ServiceToken: token, ApprovalKey: key, AllowWrites: allowWrites,
 		MaxResultBytes: maxBytes, CallTimeout: timeout, Redactor: redact.New(known...),
-		Logger: p.Logger, Ready: p.Ready, Instructions: string(p.Instructions),
+		Logger: p.Logger, Ready: p.Ready, Instructions: string(p.Instructions), Limits: limits,
 	}, p.Tools...)
 	return svc, listenAddress(listen), err
 }

@@ -48,11 +48,15 @@ type Options struct {
 	Ready func(ctx context.Context) error
 	// Now is the clock for approval expiry; nil means time.Now.
 	Now func() time.Time
+	// Limits bound concurrent calls and refuse oversized results.
+	Limits Limits
 }
 
 type entry struct {
 	tool      Tool
 	validator *Validator
+	body      body
+	calls     slots // the tool's own bound
 }
 
 // Service is one tool service: its tools behind an authenticated MCP
@@ -61,6 +65,7 @@ type Service struct {
 	opts     Options
 	log      *slog.Logger
 	verifier *approval.Verifier
+	calls    slots // the service's bound
 	tools    map[string]*entry
 	mcp      *server.MCPServer
 	handler  http.Handler
@@ -87,7 +92,7 @@ func New(opts Options, tools ...Tool) (*Service, error) {
 	if opts.Redactor == nil {
 		return nil, errors.New("toolkit: a redactor is required")
 	}
-	s := &Service{opts: opts, log: opts.Logger.With("service", opts.Name), tools: map[string]*entry{}}
+	s := &Service{opts: opts, log: opts.Logger.With("service", opts.Name), tools: map[string]*entry{}, calls: newSlots(opts.Limits.MaxConcurrent)}
 	if opts.AllowWrites {
 		v, err := approval.NewVerifier(opts.ApprovalKey, opts.Now)
 		if err != nil {
@@ -112,6 +117,9 @@ func New(opts Options, tools ...Tool) (*Service, error) {
 			return nil, fmt.Errorf("toolkit: tool %s registered twice", t.Name)
 		}
 		seen[t.Name] = true
+		if t.Handler != nil {
+			t.Schema = t.Handler.input
+		}
 		v, err := CompileSchema(t.Name, t.Schema)
 		if err != nil {
 			return nil, fmt.Errorf("toolkit: %w", err)
@@ -119,7 +127,7 @@ func New(opts Options, tools ...Tool) (*Service, error) {
 		if t.IsWrite() && !opts.AllowWrites {
 			continue
 		}
-		e := &entry{tool: t, validator: v}
+		e := &entry{tool: t, validator: v, body: t.body(), calls: newSlots(t.MaxConcurrent)}
 		s.tools[t.Name] = e
 		s.mcp.AddTool(definition(t), s.handle(e))
 	}

@@ -69,35 +69,99 @@ type Tool struct {
 	Name        string
 	Title       string
 	Description string
-	// Schema is the strict JSON Schema of the arguments: an object with
-	// additionalProperties false.
-	Schema      json.RawMessage
 	Annotations Annotations
 	// Timeout overrides the service's per-call deadline (e.g. for slow
 	// indexer searches). Zero means the default.
 	Timeout time.Duration
-	// Exactly one of Read and Write is set.
-	Read  ReadFunc
-	Write *Write
+	// MaxConcurrent bounds this tool's calls in flight (e.g. searches
+	// that load an application's indexers); one more answers busy at once.
+	// Zero means only the service's bound.
+	MaxConcurrent int
+	// Handler is the tool's body, typed: ReadFor or WriteFor. The
+	// arguments' schema is derived from its input type (see InputSchema).
+	Handler *Handler
+
+	// Schema, Read and Write are the untyped form, kept while services
+	// move to Handler: Schema is the strict JSON Schema of the arguments
+	// (an object with additionalProperties false), and exactly one of Read
+	// and Write is set.
+	Schema json.RawMessage
+	Read   ReadFunc
+	Write  *Write
 }
 
 // IsWrite reports whether the tool changes anything upstream.
-func (t Tool) IsWrite() bool { return t.Write != nil }
+func (t Tool) IsWrite() bool {
+	if t.Handler != nil {
+		return t.Handler.write
+	}
+	return t.Write != nil
+}
 
 func (t Tool) check() error {
+	if t.Handler != nil {
+		switch {
+		case t.Read != nil || t.Write != nil:
+			return fmt.Errorf("tool %s sets Handler and Read or Write", t.Name)
+		case len(t.Schema) > 0:
+			return fmt.Errorf("tool %s sets Handler and Schema; the schema comes from the handler's input type", t.Name)
+		case t.Handler.err != nil:
+			return fmt.Errorf("tool %s: %w", t.Name, t.Handler.err)
+		}
+	}
+	kinds := 0
+	for _, set := range []bool{t.Read != nil, t.Write != nil, t.Handler != nil} {
+		if set {
+			kinds++
+		}
+	}
 	switch {
 	case t.Name == "":
 		return errors.New("tool has no name")
 	case t.Description == "":
 		return fmt.Errorf("tool %s has no description", t.Name)
-	case (t.Read == nil) == (t.Write == nil):
-		return fmt.Errorf("tool %s must set exactly one of Read and Write", t.Name)
+	case kinds != 1:
+		return fmt.Errorf("tool %s must set exactly one of Handler, Read and Write", t.Name)
 	case t.Write != nil && (t.Write.Preview == nil || t.Write.Apply == nil):
 		return fmt.Errorf("write tool %s needs Preview and Apply", t.Name)
-	case t.Write != nil && t.Annotations.ReadOnly:
+	case t.IsWrite() && t.Annotations.ReadOnly:
 		return fmt.Errorf("write tool %s is annotated read-only", t.Name)
-	case t.Read != nil && !t.Annotations.ReadOnly:
+	case !t.IsWrite() && !t.Annotations.ReadOnly:
 		return fmt.Errorf("read tool %s must be annotated read-only", t.Name)
+	case t.MaxConcurrent < 0:
+		return fmt.Errorf("tool %s has a negative MaxConcurrent", t.Name)
 	}
 	return nil
+}
+
+// body is a tool's handler in the one form the call path runs.
+type body struct {
+	read    func(ctx context.Context, args Args) (any, error)
+	preview func(ctx context.Context, args Args) (any, error)
+	// apply recomputes the preview, lets approve check it against the
+	// approved digest, and applies that same preview.
+	apply func(ctx context.Context, args Args, approve func(preview any) error) (any, error)
+}
+
+func (t Tool) body() body {
+	switch {
+	case t.Handler != nil:
+		return t.Handler.body
+	case t.Read != nil:
+		return body{read: t.Read}
+	}
+	w := t.Write
+	return body{
+		preview: w.Preview,
+		apply: func(ctx context.Context, args Args, approve func(any) error) (any, error) {
+			p, err := w.Preview(ctx, args)
+			if err != nil {
+				return nil, err
+			}
+			if err := approve(p); err != nil {
+				return nil, err
+			}
+			return w.Apply(ctx, args, p)
+		},
+	}
 }

@@ -6,7 +6,6 @@ package counter
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"time"
 
@@ -41,9 +40,36 @@ func (s *State) Value() int64 {
 	return s.value
 }
 
-type amountArgs struct {
-	Amount int64 `json:"amount"`
-}
+// The tools' arguments: the toolkit derives each tool's strict schema from
+// these types and hands the handlers decoded values.
+type (
+	echoArgs struct {
+		Text string `json:"text" jsonschema:"Text to echo." schema:"minLength=1,maxLength=500"`
+	}
+	amountArgs struct {
+		Amount int64 `json:"amount" jsonschema:"How much to add." schema:"minimum=1,maximum=100"`
+	}
+	noteArgs struct {
+		Note string `json:"note" schema:"maxLength=200"`
+	}
+)
+
+// The writes' previews: exactly what Apply will do. The toolkit digests
+// them, and Apply receives the same value, recomputed and checked against
+// what the user approved.
+type (
+	counterChange struct {
+		Action  string `json:"action"`
+		Amount  int64  `json:"amount,omitempty"`
+		Current int64  `json:"current"`
+		New     int64  `json:"new"`
+	}
+	noteChange struct {
+		Action string `json:"action"`
+		Old    string `json:"old"`
+		New    string `json:"new"`
+	}
+)
 
 // Tools lists the demo tools.
 func (s *State) Tools() []toolkit.Tool {
@@ -52,25 +78,17 @@ func (s *State) Tools() []toolkit.Tool {
 			Name:        "demo_echo",
 			Title:       "Echo",
 			Description: "Return the given text unchanged. Use it to check that the tool connection works.",
-			Schema:      json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","minLength":1,"maxLength":500,"description":"Text to echo."}},"required":["text"],"additionalProperties":false}`),
 			Annotations: toolkit.Annotations{ReadOnly: true, Idempotent: true},
-			Read: func(_ context.Context, a toolkit.Args) (any, error) {
-				var in struct {
-					Text string `json:"text"`
-				}
-				if err := a.Decode(&in); err != nil {
-					return nil, err
-				}
+			Handler: toolkit.ReadFor(func(_ context.Context, in echoArgs) (any, error) {
 				return map[string]any{"text": in.Text}, nil
-			},
+			}),
 		},
 		{
 			Name:        "demo_counter_get",
 			Title:       "Read the counter",
 			Description: "Return the demo counter's value and the note.",
-			Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
 			Annotations: toolkit.Annotations{ReadOnly: true, Idempotent: true},
-			Read: func(context.Context, toolkit.Args) (any, error) {
+			Handler: toolkit.ReadFor(func(context.Context, toolkit.NoArgs) (any, error) {
 				s.mu.Lock()
 				defer s.mu.Unlock()
 				out := map[string]any{"value": s.value, "note": s.note}
@@ -78,88 +96,62 @@ func (s *State) Tools() []toolkit.Tool {
 					out["note_touched_at"] = s.touched.UTC().Format(time.RFC3339)
 				}
 				return out, nil
-			},
+			}),
 		},
 		{
 			Name:        "demo_counter_add",
 			Title:       "Add to the counter",
 			Description: "Add an amount (1-100) to the demo counter. A write: previewed, then confirmed with a ticket.",
-			Schema:      json.RawMessage(`{"type":"object","properties":{"amount":{"type":"integer","minimum":1,"maximum":100,"description":"How much to add."}},"required":["amount"],"additionalProperties":false}`),
 			Annotations: toolkit.Annotations{},
-			Write: &toolkit.Write{
-				Preview: func(_ context.Context, a toolkit.Args) (any, error) {
-					var in amountArgs
-					if err := a.Decode(&in); err != nil {
-						return nil, err
-					}
+			Handler: toolkit.WriteFor(
+				func(_ context.Context, in amountArgs) (counterChange, error) {
 					cur := s.Value()
-					return map[string]any{"action": "add", "amount": in.Amount, "current": cur, "new": cur + in.Amount}, nil
+					return counterChange{Action: "add", Amount: in.Amount, Current: cur, New: cur + in.Amount}, nil
 				},
-				Apply: func(_ context.Context, a toolkit.Args, _ any) (any, error) {
-					var in amountArgs
-					if err := a.Decode(&in); err != nil {
-						return nil, err
-					}
+				func(_ context.Context, in amountArgs, _ counterChange) (any, error) {
 					s.mu.Lock()
 					defer s.mu.Unlock()
 					s.value += in.Amount
 					return map[string]any{"value": s.value}, nil
-				},
-			},
+				}),
 		},
 		{
 			Name:        "demo_counter_reset",
 			Title:       "Reset the counter",
 			Description: "Reset the demo counter to zero. Destructive: a person must approve the ticket outside the chat.",
-			Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
 			Annotations: toolkit.Annotations{Destructive: true, Idempotent: true},
-			Write: &toolkit.Write{
-				Preview: func(context.Context, toolkit.Args) (any, error) {
+			Handler: toolkit.WriteFor(
+				func(context.Context, toolkit.NoArgs) (counterChange, error) {
 					cur := s.Value()
 					if cur == 0 {
-						return nil, toolerr.New(toolerr.InvalidArgument, "the counter is already zero; nothing to reset")
+						return counterChange{}, toolerr.New(toolerr.InvalidArgument, "the counter is already zero; nothing to reset")
 					}
-					return map[string]any{"action": "reset", "current": cur, "new": 0}, nil
+					return counterChange{Action: "reset", Current: cur, New: 0}, nil
 				},
-				Apply: func(context.Context, toolkit.Args, any) (any, error) {
+				func(context.Context, toolkit.NoArgs, counterChange) (any, error) {
 					s.mu.Lock()
 					defer s.mu.Unlock()
 					s.value = 0
 					return map[string]any{"value": 0}, nil
-				},
-			},
+				}),
 		},
 		{
 			Name:        "demo_note_touch",
 			Title:       "Set the note",
 			Description: "Replace the demo note. Low-risk: the default policy allows it without a ticket.",
-			Schema:      json.RawMessage(`{"type":"object","properties":{"note":{"type":"string","maxLength":200}},"required":["note"],"additionalProperties":false}`),
 			Annotations: toolkit.Annotations{Idempotent: true},
-			Write: &toolkit.Write{
-				Preview: func(_ context.Context, a toolkit.Args) (any, error) {
-					var in struct {
-						Note string `json:"note"`
-					}
-					if err := a.Decode(&in); err != nil {
-						return nil, err
-					}
+			Handler: toolkit.WriteFor(
+				func(_ context.Context, in noteArgs) (noteChange, error) {
 					s.mu.Lock()
 					defer s.mu.Unlock()
-					return map[string]any{"action": "set_note", "old": s.note, "new": in.Note}, nil
+					return noteChange{Action: "set_note", Old: s.note, New: in.Note}, nil
 				},
-				Apply: func(_ context.Context, a toolkit.Args, _ any) (any, error) {
-					var in struct {
-						Note string `json:"note"`
-					}
-					if err := a.Decode(&in); err != nil {
-						return nil, err
-					}
+				func(_ context.Context, _ noteArgs, p noteChange) (any, error) {
 					s.mu.Lock()
 					defer s.mu.Unlock()
-					s.note, s.touched = in.Note, s.now()
+					s.note, s.touched = p.New, s.now()
 					return map[string]any{"note": s.note}, nil
-				},
-			},
+				}),
 		},
 	}
 }
