@@ -32,27 +32,32 @@ type OfferedTool struct {
 // (/mcp/<name>, /openapi/<name>): every configured service.
 func (r *Router) Endpoints() []string { return slices.Clone(r.names) }
 
-// endpoint returns whether name is an endpoint and which tools belong to it.
-// A toolset (issue 16) is one more case here: its services and a filter.
-func (r *Router) endpoint(name string) (services []string, ok bool) {
+// endpoint returns whether name is an endpoint, the services it draws on
+// and which of their tools belong to it. A named toolset (issue 16) is one
+// more case here: its service and a member test on tool names.
+func (r *Router) endpoint(name string) (services []string, member func(*entry) bool, ok bool) {
 	if _, ok := r.backends[name]; ok {
-		return []string{name}, true
+		return []string{name}, func(*entry) bool { return true }, true
 	}
-	return nil, false
+	return nil, nil, false
 }
 
 // VisibleTools returns the tools of an endpoint that the caller in ctx may
 // see, sorted by name, exactly as tools/list on /mcp/<endpoint> shows them.
 // ok is false when there is no such endpoint.
 func (r *Router) VisibleTools(ctx context.Context, endpoint string) ([]OfferedTool, bool) {
-	services, ok := r.endpoint(endpoint)
+	services, member, ok := r.endpoint(endpoint)
 	if !ok {
 		return nil, false
 	}
 	var all []*entry
 	r.mu.Lock()
 	for _, s := range services {
-		all = append(all, r.tools[s]...)
+		for _, e := range r.tools[s] {
+			if member(e) {
+				all = append(all, e)
+			}
+		}
 	}
 	r.mu.Unlock()
 	defs := make([]mcp.Tool, 0, len(all))
@@ -75,12 +80,12 @@ func (r *Router) VisibleTools(ctx context.Context, endpoint string) ([]OfferedTo
 // endpoint and be visible to the caller (else ErrNoSuchTool), and then the
 // MCP tool handler itself runs. The result is what an MCP client would get.
 func (r *Router) CallTool(ctx context.Context, endpoint, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	services, ok := r.endpoint(endpoint)
+	services, member, ok := r.endpoint(endpoint)
 	if !ok {
 		return nil, ErrNoSuchTool
 	}
 	e := r.lookup(tool)
-	if e == nil || !slices.Contains(services, e.service) {
+	if e == nil || !slices.Contains(services, e.service) || !member(e) {
 		return nil, ErrNoSuchTool
 	}
 	if len(r.visible(ctx, []mcp.Tool{e.offered})) == 0 {
@@ -95,7 +100,7 @@ func (r *Router) CallTool(ctx context.Context, endpoint, tool string, args json.
 // EndpointInstructions are the instructions an MCP client of
 // /mcp/<endpoint> receives at initialize.
 func (r *Router) EndpointInstructions(endpoint string) string {
-	services, ok := r.endpoint(endpoint)
+	services, _, ok := r.endpoint(endpoint)
 	if !ok {
 		return ""
 	}
