@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -50,6 +51,9 @@ type Handler struct {
 	cfg     Config
 	catalog Catalog
 	log     *slog.Logger
+	// omitted remembers which left-out tools were logged, so a client
+	// that reads the document often does not flood the log.
+	omitted sync.Map
 }
 
 // New returns the OpenAPI front of catalog.
@@ -98,7 +102,9 @@ func (h *Handler) document(w http.ResponseWriter, r *http.Request, endpoint stri
 		Description: h.catalog.EndpointInstructions(endpoint), Tools: tools,
 	})
 	for _, o := range omitted {
-		h.log.Warn("tool left out of the OpenAPI document", "endpoint", endpoint, "tool", o.Tool, "reason", o.Reason)
+		if _, seen := h.omitted.LoadOrStore(endpoint+"\x00"+o.Tool+"\x00"+o.Reason, struct{}{}); !seen {
+			h.log.Warn("tool left out of the OpenAPI document; it stays callable over MCP", "endpoint", endpoint, "tool", o.Tool, "reason", o.Reason)
+		}
 	}
 	if err != nil {
 		h.log.Error("OpenAPI document failed", "endpoint", endpoint, "error", err)

@@ -3,6 +3,7 @@ package openapi
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -100,3 +101,27 @@ func TestResultBody(t *testing.T) {
 }
 
 var errBusy = toolerr.New(toolerr.Busy, "slow down")
+
+// badNameCatalog offers a tool whose name cannot be a path segment.
+type badNameCatalog struct{ echoCatalog }
+
+func (c *badNameCatalog) VisibleTools(context.Context, string) ([]router.OfferedTool, bool) {
+	return []router.OfferedTool{tool("demo_echo", "Echo.", `{"type":"object"}`, false), tool("demo/odd", "Odd.", `{"type":"object"}`, false)}, true
+}
+
+// A tool left out of the document is logged once, not on every read of
+// the document.
+func TestLeftOutToolIsLoggedOnce(t *testing.T) {
+	var logs strings.Builder
+	h := New(Config{}, &badNameCatalog{}, slog.New(slog.NewTextHandler(&logs, nil)))
+	for range 3 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/openapi/demo/openapi.json", nil))
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "/demo_echo") || strings.Contains(rec.Body.String(), "demo/odd") {
+			t.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+	}
+	if n := strings.Count(logs.String(), "left out"); n != 1 {
+		t.Fatalf("logged %d times:\n%s", n, logs.String())
+	}
+}
