@@ -1,0 +1,158 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary play the echo service and the proxy, as the
+// bench binary does.
+func TestMain(m *testing.M) {
+	if role := os.Getenv(roleEnv); role != "" {
+		os.Exit(runRole(role))
+	}
+	os.Exit(m.Run())
+}
+
+// TestQuickRunMeasuresEveryRow runs the whole bench in its smoke mode (a few
+// hundred calls) so it cannot rot: every process starts, every row gets its
+// samples, every call succeeded (Run fails on any refused call), and the
+// gateways' memory is read.
+func TestQuickRunMeasuresEveryRow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the whole stack")
+	}
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := QuickConfig(DefaultConfig())
+	cfg.Repo = repo
+	if _, err := opaBinary(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Log("no opa: the sidecar row is skipped")
+		cfg.NoSidecar = true
+	}
+	var log strings.Builder
+	rep, err := Run(t.Context(), cfg, &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if len(rep.Groups) != 3 {
+		t.Fatalf("groups: %d, want reads on the echo service, reads on services/demo, previews", len(rep.Groups))
+	}
+	for _, g := range rep.Groups {
+		for _, k := range []string{kindDirect, kindProxy, kindGateway} {
+			if _, ok := g.Baseline(k); !ok {
+				t.Errorf("%s: no %s row", g.Title, k)
+			}
+		}
+		for _, row := range g.Rows {
+			if row.Samples != cfg.Rounds*cfg.Calls || row.P50 <= 0 || row.P99 < row.P50 || row.Seq <= 0 {
+				t.Errorf("%s / %s: %+v", g.Title, row.Name, row)
+			}
+			preview := strings.Contains(g.Title, "preview")
+			if preview != (row.Par == 0) {
+				t.Errorf("%s / %s: throughput %v (previews run no throughput phase, reads do)", g.Title, row.Name, row.Par)
+			}
+		}
+	}
+	wantGateways := 3
+	if cfg.NoSidecar {
+		wantGateways = 2
+	}
+	if len(rep.RSS) != wantGateways {
+		t.Errorf("RSS readings: %+v", rep.RSS)
+	}
+	for _, m := range rep.RSS {
+		if m.Bytes < 1<<20 {
+			t.Errorf("RSS %s: %d bytes", m.Label, m.Bytes)
+		}
+	}
+	md := rep.Markdown()
+	for _, want := range []string{"| bare reverse proxy |", "| gateway /mcp/demo, embedded policy |", "added p50 over proxy", "Gateway memory"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestSidecarArgsFollowCompose(t *testing.T) {
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := sidecarArgs(repo, "127.0.0.1:9999")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args[0] != "run" || !slices.Contains(args, "--server") {
+		t.Errorf("not an OPA server command line: %q", args)
+	}
+	if !slices.Contains(args, "--addr=127.0.0.1:9999") {
+		t.Errorf("listen address not replaced: %q", args)
+	}
+	if !slices.Contains(args, filepath.Join(repo, "policies")) {
+		t.Errorf("the mounted policy directory is not mapped to the repository's: %q", args)
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "/") && !strings.HasPrefix(a, repo) {
+			t.Errorf("container path %q left unmapped", a)
+		}
+	}
+}
+
+func TestPercentileAndMedian(t *testing.T) {
+	ds := make([]time.Duration, 0, 100)
+	for i := 100; i >= 1; i-- {
+		ds = append(ds, time.Duration(i)*time.Millisecond)
+	}
+	for _, tc := range []struct {
+		p    float64
+		want time.Duration
+	}{{0.5, 51 * time.Millisecond}, {0.99, 99 * time.Millisecond}, {1, 100 * time.Millisecond}, {0, time.Millisecond}} {
+		if got := percentile(ds, tc.p); got != tc.want {
+			t.Errorf("p%v = %v, want %v", tc.p, got, tc.want)
+		}
+	}
+	if ds[0] != 100*time.Millisecond {
+		t.Error("percentile sorted its input in place")
+	}
+	if percentile(nil, 0.5) != 0 || median(nil) != 0 {
+		t.Error("empty input")
+	}
+	if got := median([]float64{3, 1, 2}); got != 2 {
+		t.Errorf("median = %v", got)
+	}
+}
+
+func TestResponsesAreChecked(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		msg  string
+		ok   bool
+	}{
+		{"result", `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, true},
+		{"tool error", `{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"denied"}]}}`, false},
+		{"rpc error", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"tool not found"}}`, false},
+		{"no result", `{"jsonrpc":"2.0","id":1}`, false},
+		{"not json", `<html>`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := rpcError([]byte(tc.msg)); (err == nil) != tc.ok {
+				t.Errorf("rpcError = %v", err)
+			}
+		})
+	}
+	stream := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n" +
+		"event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\r\n\r\n"
+	if got := string(lastEvent([]byte(stream))); got != `{"jsonrpc":"2.0","id":7,"result":{}}` {
+		t.Errorf("lastEvent = %q", got)
+	}
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Report is what a run measured.
+type Report struct {
+	Config Config
+	Groups []Group
+	RSS    []RSSReading
+}
+
+// Group is the rows of one kind of call, each compared with the group's
+// direct call and bare proxy.
+type Group struct {
+	Title string
+	Rows  []Row
+}
+
+// Row is one target's figures.
+type Row struct {
+	Name    string
+	Kind    string // kindDirect, kindProxy, kindGateway
+	Samples int
+	P50     time.Duration
+	P99     time.Duration
+	// Seq is calls/s of one client (median over rounds); Par of all
+	// clients at once; 0 when not measured.
+	Seq float64
+	Par float64
+}
+
+// RSSReading is one process's resident memory at a point of the run.
+type RSSReading struct {
+	Label string
+	Bytes int64
+}
+
+func (r *Report) rss(label string, p *proc) {
+	b, err := p.rss()
+	if err != nil {
+		b = -1
+	}
+	r.RSS = append(r.RSS, RSSReading{Label: label, Bytes: b})
+}
+
+func (r *Report) collect(targets []*target) {
+	for _, t := range targets {
+		i := slices.IndexFunc(r.Groups, func(g Group) bool { return g.Title == t.group })
+		if i < 0 {
+			r.Groups = append(r.Groups, Group{Title: t.group})
+			i = len(r.Groups) - 1
+		}
+		r.Groups[i].Rows = append(r.Groups[i].Rows, Row{
+			Name: t.name, Kind: t.kind, Samples: len(t.lat),
+			P50: percentile(t.lat, 0.50), P99: percentile(t.lat, 0.99),
+			Seq: median(t.seqCPS), Par: median(t.parCPS),
+		})
+	}
+}
+
+// Baseline returns the group's row of kind k.
+func (g Group) Baseline(k string) (Row, bool) {
+	i := slices.IndexFunc(g.Rows, func(r Row) bool { return r.Kind == k })
+	if i < 0 {
+		return Row{}, false
+	}
+	return g.Rows[i], true
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[int(float64(len(s)-1)*p+0.5)]
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d.Microseconds())/1000) }
+
+func us(d time.Duration) string { return fmt.Sprintf("%+d µs", d.Microseconds()) }
+
+// Markdown renders the report as the tables docs/performance.md quotes,
+// then each gateway row against the goals.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	c := r.Config
+	fmt.Fprintf(&b, "%d interleaved rounds; per round and target %d sequential calls on one session, then %d clients × %d calls at once.\n\n",
+		c.Rounds, c.Calls, c.Clients, c.PerClient)
+	var goals []string
+	for _, g := range r.Groups {
+		direct, _ := g.Baseline(kindDirect)
+		proxy, hasProxy := g.Baseline(kindProxy)
+		fmt.Fprintf(&b, "### %s\n\n", g.Title)
+		fmt.Fprintf(&b, "| target | p50 | p99 | added p50 over direct | added p50 over proxy | added p99 over direct | calls/s, 1 client | calls/s, %d clients | share of proxy throughput |\n", c.Clients)
+		b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+		for _, row := range g.Rows {
+			addD, addP, addD99, share := "—", "—", "—", "—"
+			if row.Kind != kindDirect {
+				addD, addD99 = us(row.P50-direct.P50), us(row.P99-direct.P99)
+			}
+			if row.Kind == kindGateway && hasProxy {
+				addP = us(row.P50 - proxy.P50)
+			}
+			if row.Kind != kindDirect && hasProxy && proxy.Par > 0 && row.Par > 0 {
+				share = fmt.Sprintf("%.0f %%", 100*row.Par/proxy.Par)
+			}
+			par := "—"
+			if row.Par > 0 {
+				par = fmt.Sprintf("%.0f", row.Par)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %.0f | %s | %s |\n",
+				row.Name, ms(row.P50), ms(row.P99), addD, addP, addD99, row.Seq, par, share)
+			if row.Kind == kindGateway && hasProxy {
+				goals = append(goals, goalLines(g.Title, row, direct, proxy)...)
+			}
+		}
+		b.WriteString("\n")
+	}
+	if len(r.RSS) > 0 {
+		b.WriteString("### Gateway memory (VmRSS)\n\n| when | RSS |\n|---|---|\n")
+		for _, m := range r.RSS {
+			fmt.Fprintf(&b, "| %s | %.1f MiB |\n", m.Label, float64(m.Bytes)/(1<<20))
+		}
+		b.WriteString("\n")
+	}
+	if len(goals) > 0 {
+		b.WriteString("### Against the goals (gateway above a bare proxy: p50 ≤ 60 µs; added p99 ≤ 2× the proxy's; ≥ 80 % of its throughput)\n\n")
+		for _, l := range goals {
+			b.WriteString("- " + l + "\n")
+		}
+	}
+	return b.String()
+}
+
+func goalLines(group string, row, direct, proxy Row) []string {
+	mark := func(ok bool) string {
+		if ok {
+			return "meets"
+		}
+		return "misses"
+	}
+	add := row.P50 - proxy.P50
+	line := fmt.Sprintf("%s, %s: p50 %s over the proxy (%s)", group, row.Name, us(add), mark(add <= 60*time.Microsecond))
+	gw99, px99 := row.P99-direct.P99, proxy.P99-direct.P99
+	line += fmt.Sprintf("; added p99 %s vs 2× %s (%s)", us(gw99), us(px99), mark(gw99 <= 2*px99))
+	if row.Par > 0 && proxy.Par > 0 {
+		line += fmt.Sprintf("; %.0f %% of the proxy's throughput (%s)", 100*row.Par/proxy.Par, mark(row.Par >= 0.8*proxy.Par))
+	}
+	return []string{line}
+}

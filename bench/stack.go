@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// FindRepo walks up from the working directory to the module root.
+func FindRepo() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.HasPrefix(b, []byte("module github.com/toolgate/toolgate\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the toolgate repository (use -repo)")
+		}
+		dir = parent
+	}
+}
+
+// build compiles a command of the repository the way the images do.
+func build(ctx context.Context, repo, pkg, out string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
+	}
+	return nil
+}
+
+// opaBinary finds opa in PATH or where `go install` puts it.
+func opaBinary() (string, error) {
+	if p, err := exec.LookPath("opa"); err == nil {
+		return p, nil
+	}
+	gobin, err := exec.Command("go", "env", "GOPATH").Output()
+	if err == nil {
+		p := filepath.Join(strings.TrimSpace(string(gobin)), "bin", "opa")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("opa not found (scripts/test.sh installs it)")
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// proc is one process of the stack.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	done chan error
+	log  *os.File
+}
+
+// start runs bin with args and env (the parent's environment is not
+// inherited), logging to dir/<name>.log, and waits until health answers 200.
+func start(ctx context.Context, dir, name, bin string, args, env []string, health string) (*proc, error) {
+	log, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, done: make(chan error, 1), log: log}
+	go func() { p.done <- cmd.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	hc := &http.Client{Timeout: time.Second}
+	for {
+		select {
+		case err := <-p.done:
+			p.done <- err
+			return nil, fmt.Errorf("%s exited before it was healthy: %v (log: %s)", name, err, log.Name())
+		default:
+		}
+		if resp, err := hc.Get(health); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			p.stop()
+			return nil, fmt.Errorf("%s not healthy at %s within 30s (log: %s)", name, health, log.Name())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop ends the process with SIGTERM, then SIGKILL.
+func (p *proc) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	p.log.Close()
+}
+
+// rss returns the process's resident set size in bytes (VmRSS).
+func (p *proc) rss() (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmRSS in /proc status")
+}
+
+// stack is every process of one run, stopped together.
+type stack struct {
+	dir   string
+	procs []*proc
+}
+
+func (s *stack) start(ctx context.Context, name, bin string, args, env []string, health string) (*proc, error) {
+	p, err := start(ctx, s.dir, name, bin, args, env, health)
+	if err != nil {
+		return nil, err
+	}
+	s.procs = append(s.procs, p)
+	return p, nil
+}
+
+func (s *stack) stop() {
+	for i := len(s.procs) - 1; i >= 0; i-- {
+		s.procs[i].stop()
+	}
+	s.procs = nil
+}
+
+// secretFile writes a secret (mode 0600) and returns its path.
+func (s *stack) secretFile(name, value string) (string, error) {
+	p := filepath.Join(s.dir, name)
+	return p, os.WriteFile(p, []byte(value+"\n"), 0o600)
+}
