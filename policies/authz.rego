@@ -21,7 +21,15 @@
 #                    for human approval, any write by a role marked for it
 #   3. confirm model any other write that is not listed as low-risk
 #   4. allow         a low-risk write, or a read
-# Anything else falls through to the default: deny.
+# Anything else is denied ("no policy rule matched").
+#
+# The outcomes are written as mutually exclusive rules (each one states that
+# the earlier ones did not match) rather than an else chain with a default:
+# OPA cannot partially evaluate ordered rules, and the gateway partially
+# evaluates the decision with the arguments, ticket, user and time unknown
+# to learn which decisions do not depend on them and may be remembered
+# (services/gateway/policy). Keep it that way: an else chain or a default
+# here is still correct, only slower.
 #
 # What may be done by whom lives in policies/data/toolgate/*.json, not here.
 # OPA's loader puts a JSON file under the data path of its directory, so
@@ -32,28 +40,41 @@ package toolgate.authz
 
 import data.data.toolgate as cfg
 
-default decision := {
-	"decision": "deny",
-	"reason": "no policy rule matched",
-	"approval": "model",
-	"ttl_seconds": 0,
-}
-
 decision := outcome("deny", concat("; ", deny_reasons), "model", 0) if {
 	count(deny_reasons) > 0
-} else := outcome("confirm", concat("; ", human_reasons), "human", ticket_ttl) if {
+}
+
+decision := outcome("deny", "no policy rule matched", "model", 0) if {
+	count(deny_reasons) == 0
+	not permitted
+}
+
+decision := outcome("confirm", concat("; ", human_reasons), "human", ticket_ttl) if {
+	count(deny_reasons) == 0
 	permitted
 	count(human_reasons) > 0
-} else := outcome("confirm", "write needs confirmation", "model", ticket_ttl) if {
+}
+
+decision := outcome("confirm", "write needs confirmation", "model", ticket_ttl) if {
+	count(deny_reasons) == 0
 	permitted
+	count(human_reasons) == 0
 	is_write
 	not low_risk
-} else := outcome("allow", "low-risk write allowed without a ticket", "model", 0) if {
+}
+
+decision := outcome("allow", "low-risk write allowed without a ticket", "model", 0) if {
+	count(deny_reasons) == 0
 	permitted
+	count(human_reasons) == 0
 	is_write
 	low_risk
-} else := outcome("allow", "read allowed", "model", 0) if {
+}
+
+decision := outcome("allow", "read allowed", "model", 0) if {
+	count(deny_reasons) == 0
 	permitted
+	count(human_reasons) == 0
 	not is_write
 }
 
@@ -64,17 +85,27 @@ outcome(kind, reason, approval, ttl) := {
 	"ttl_seconds": ttl,
 }
 
-# Names used in reasons; "" when the gateway did not send them.
-service := object.get(input, "service", "")
+# Names used in reasons; "" when the gateway did not send them. (Refs to
+# single fields rather than object.get(input, …): a function of the whole
+# input would make every decision depend on the arguments.)
+default service := ""
 
-tool := object.get(input, "tool", "")
+service := input.service
 
-client_name := object.get(input, ["client", "name"], "")
+default tool := ""
+
+tool := input.tool
+
+default client_name := ""
+
+client_name := input.client.name
 
 # The end user's role, set by the gateway only from a verified user token
 # (OpenWebUI: admin, user, pending). A role can only narrow what the
 # client's groups allow, never widen it.
-user_role := object.get(input, "user_role", "")
+default user_role := ""
+
+user_role := input.user_role
 
 # --- deny ---------------------------------------------------------------
 

@@ -415,3 +415,10 @@ test_shipped_roles if {
 	data.data.toolgate.user_roles.admin.services == ["*"]
 	data.data.toolgate.user_roles.pending.services == []
 }
+
+# The outcomes are exclusive rules, not an else chain (see authz.rego): the
+# last one catches what no other rule matched.
+test_unmatched_input_is_denied if {
+	authz.decision == deny("no policy rule matched") with input as base
+		with authz.permitted as false
+}

@@ -10,6 +10,8 @@ import (
 	"math"
 	"path"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/loader"
@@ -18,8 +20,17 @@ import (
 )
 
 // Embedded evaluates the policy in-process. It is safe for concurrent use.
+// It remembers the decisions that partial evaluation proves independent of
+// the arguments, ticket, user and time (see constant.go); the memory lives
+// and dies with this engine, i.e. with this compiled policy and its data.
 type Embedded struct {
 	query rego.PreparedEvalQuery
+	known *knownDecisions
+	// partialMu serializes partial evaluations (see NewEmbedded).
+	partialMu sync.Mutex
+	partial   rego.PreparedPartialQuery
+	// Evaluations and partial evaluations run, for tests.
+	evals, partials atomic.Int64
 }
 
 var _ Engine = (*Embedded)(nil)
@@ -67,7 +78,44 @@ func NewEmbedded(ctx context.Context, fsys fs.FS) (*Embedded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prepare policy: %w", err)
 	}
-	return &Embedded{query: pq}, nil
+	// Partial evaluation rewrites terms in place as it goes, so it gets its
+	// own copy of the modules and the data, and runs one at a time: it
+	// never touches what the evaluations above read.
+	modules := map[string]*ast.Module{}
+	for name, m := range res.ParsedModules() {
+		modules[name] = m.Copy()
+	}
+	partialCompiler := ast.NewCompiler()
+	partialCompiler.Compile(modules)
+	if partialCompiler.Failed() {
+		return nil, fmt.Errorf("compile policy: %w", partialCompiler.Errors)
+	}
+	docs, err := copyDocuments(res.Documents)
+	if err != nil {
+		return nil, fmt.Errorf("load policy data: %w", err)
+	}
+	partial, err := rego.New(
+		rego.Query(resultVar+" = "+Query),
+		rego.Compiler(partialCompiler),
+		rego.Store(inmem.NewFromObjectWithOpts(docs, inmem.OptReturnASTValuesOnRead(true))),
+		rego.StrictBuiltinErrors(true),
+	).PrepareForPartial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("prepare policy for partial evaluation: %w", err)
+	}
+	return &Embedded{query: pq, partial: partial, known: newKnownDecisions(maxKnownDecisions)}, nil
+}
+
+// copyDocuments deep-copies loaded data through its JSON form.
+func copyDocuments(docs map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(docs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return out, dec.Decode(&out)
 }
 
 // skipTests is a loader filter that drops *_test.rego files.
@@ -75,8 +123,35 @@ func skipTests(p string, info fs.FileInfo, _ int) bool {
 	return !info.IsDir() && strings.HasSuffix(path.Base(p), "_test.rego")
 }
 
-// Decide evaluates the policy for in.
+// Decide answers from memory when the decision for in's known part was
+// proven constant, and evaluates the policy otherwise.
 func (e *Embedded) Decide(ctx context.Context, in Input) (Decision, error) {
+	key, ok := in.knownKey()
+	if !ok {
+		return e.evaluate(ctx, in)
+	}
+	if k, found := e.known.get(key); found {
+		if k.constant {
+			return k.decision, nil
+		}
+		return e.evaluate(ctx, in)
+	}
+	d, err := e.evaluate(ctx, in)
+	if err != nil {
+		return d, err
+	}
+	// First time for this known part: is the decision a constant?
+	c, isConstant := e.constant(ctx, in, key.fixed)
+	// The constant must be what the full evaluation of this very input
+	// said; anything else would be a partial evaluation fault, and the
+	// full evaluation is then used for every call with this known part.
+	e.known.put(key, known{decision: c, constant: isConstant && c == d})
+	return d, nil
+}
+
+// evaluate runs the whole policy for in.
+func (e *Embedded) evaluate(ctx context.Context, in Input) (Decision, error) {
+	e.evals.Add(1)
 	v, err := in.astValue()
 	if err != nil {
 		return failClosed, fmt.Errorf("%w: build input: %w", ErrEvaluation, err)
@@ -133,10 +208,16 @@ func decisionFromResult(v any) (Decision, error) {
 // give, without the JSON round trip (EvalParsedInput is the cheapest way
 // into OPA).
 func (in Input) astValue() (ast.Value, error) {
-	args, err := jsonValue(in.Args)
+	varying, err := in.varyingItems()
 	if err != nil {
-		return nil, fmt.Errorf("args: %w", err)
+		return nil, err
 	}
+	return ast.NewObject(append(in.knownItems(), varying...)...), nil
+}
+
+// knownItems are the input fields that stay the same for a client calling
+// one tool: the parts a remembered decision is keyed by (knownKey).
+func (in Input) knownItems() [][2]*ast.Term {
 	groups := ast.NullTerm()
 	if in.Client.Groups != nil {
 		terms := make([]*ast.Term, len(in.Client.Groups))
@@ -145,17 +226,14 @@ func (in Input) astValue() (ast.Value, error) {
 		}
 		groups = ast.ArrayTerm(terms...)
 	}
-	ts, err := in.Time.MarshalText() // RFC 3339, exactly as encoding/json writes it
-	if err != nil {
-		return nil, fmt.Errorf("time: %w", err)
-	}
-	return ast.NewObject(
+	return [][2]*ast.Term{
 		item("action", ast.StringTerm(in.Action)),
 		item("client", ast.ObjectTerm(
 			item("name", ast.StringTerm(in.Client.Name)),
 			item("groups", groups),
 		)),
-		item("user", ast.StringTerm(in.User)),
+		// The end user's role, unlike the user, is few values that rules
+		// about services read on every call: known, so part of the key.
 		item("user_role", ast.StringTerm(in.UserRole)),
 		item("service", ast.StringTerm(in.Service)),
 		item("tool", ast.StringTerm(in.Tool)),
@@ -166,14 +244,33 @@ func (in Input) astValue() (ast.Value, error) {
 			item("idempotentHint", ast.BooleanTerm(in.Annotations.Idempotent)),
 			item("openWorldHint", ast.BooleanTerm(in.Annotations.OpenWorld)),
 		)),
-		item("args", ast.NewTerm(args)),
-		item("ticket", ast.ObjectTerm(
-			item("state", ast.StringTerm(in.Ticket.State)),
-			item("force", ast.BooleanTerm(in.Ticket.Force)),
-		)),
-		item("time", ast.StringTerm(string(ts))),
 		item("transport", ast.StringTerm(in.Transport)),
-	), nil
+	}
+}
+
+// varyingItems are the fields that may differ from call to call (varying).
+func (in Input) varyingItems() ([][2]*ast.Term, error) {
+	args, err := jsonValue(in.Args)
+	if err != nil {
+		return nil, fmt.Errorf("args: %w", err)
+	}
+	ts, err := in.Time.MarshalText() // RFC 3339, exactly as encoding/json writes it
+	if err != nil {
+		return nil, fmt.Errorf("time: %w", err)
+	}
+	return [][2]*ast.Term{
+		item("user", ast.StringTerm(in.User)),
+		item("args", ast.NewTerm(args)),
+		item("ticket", in.Ticket.term()),
+		item("time", ast.StringTerm(string(ts))),
+	}, nil
+}
+
+func (t Ticket) term() *ast.Term {
+	return ast.ObjectTerm(
+		item("state", ast.StringTerm(t.State)),
+		item("force", ast.BooleanTerm(t.Force)),
+	)
 }
 
 func item(key string, v *ast.Term) [2]*ast.Term {

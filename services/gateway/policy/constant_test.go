@@ -1,0 +1,343 @@
+package policy
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/toolgate/toolgate/policies"
+)
+
+func newShipped(t testing.TB) *Embedded {
+	t.Helper()
+	e, err := NewEmbedded(t.Context(), policies.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// variants returns in with every varying field changed in ways the shipped
+// policy cares about (force in the arguments or the ticket) and ways it
+// does not (other arguments, ticket state, user, time, no arguments).
+func variants(in Input) []Input {
+	return []Input{
+		in,
+		with(in, func(in *Input) { in.Args = map[string]any{} }),
+		with(in, func(in *Input) { in.Args = map[string]any{"force": true} }),
+		with(in, func(in *Input) { in.Args = map[string]any{"force": false, "x": 1} }),
+		with(in, func(in *Input) { in.Args = map[string]any{"nested": map[string]any{"force": true}} }),
+		with(in, func(in *Input) { in.Ticket = Ticket{State: "valid"} }),
+		with(in, func(in *Input) { in.Ticket = Ticket{State: "valid", Force: true} }),
+		with(in, func(in *Input) { in.Args = map[string]any{}; in.Ticket = Ticket{State: "none", Force: true} }),
+		with(in, func(in *Input) { in.User = "" }),
+		with(in, func(in *Input) { in.User = "mallory@example.org" }),
+		with(in, func(in *Input) { in.Time = in.Time.Add(7 * time.Hour) }),
+	}
+}
+
+// shippedCases are known parts across every outcome of the shipped policy.
+func shippedCases() []Input {
+	var out []Input
+	for _, tc := range decisionTable {
+		out = append(out, tc.in)
+	}
+	for _, in := range []Input{
+		read(),
+		with(read(), func(in *Input) { in.Service, in.Tool = "demo", "demo_echo" }),
+		write("ha_climate_set_temperature"),
+		write("ha_light_turn_on"),
+		write("ha_lock_unlock"),
+		with(write("demo_counter_reset"), func(in *Input) { in.Service = "demo"; in.Annotations.Destructive = true }),
+		with(write("demo_note_touch"), func(in *Input) { in.Service = "demo" }),
+		with(write("ha_climate_set_temperature"), groups("readonly")),
+		with(read(), groups("guests")),
+		with(read(), groups()),
+		with(read(), func(in *Input) { in.Client.Groups = nil }),
+		with(read(), func(in *Input) { in.Service, in.Tool = "unraid", "unraid_array_status" }),
+		// End-user roles narrow what the client's groups allow.
+		with(read(), func(in *Input) {
+			in.Client.Groups, in.UserRole, in.Service, in.Tool = []string{"admins"}, "admin", "unraid", "unraid_array_status"
+		}),
+		with(read(), func(in *Input) {
+			in.Client.Groups, in.UserRole, in.Service, in.Tool = []string{"admins"}, "user", "unraid", "unraid_array_status"
+		}),
+		with(read(), func(in *Input) { in.UserRole = "pending" }),
+		with(read(), func(in *Input) { in.UserRole = "owner" }),
+		with(write("ha_light_turn_on"), func(in *Input) { in.UserRole = "user" }),
+	} {
+		out = append(out, in, with(in, func(in *Input) { in.Action = ActionList }))
+	}
+	return out
+}
+
+// TestRememberedDecisionsEqualFullEvaluation runs every known part of the
+// shipped policy with every variant of its varying fields, in an order
+// where a remembered answer would be reused wherever one exists, and holds
+// each answer to a full evaluation of the real Rego.
+func TestRememberedDecisionsEqualFullEvaluation(t *testing.T) {
+	e, ref := newShipped(t), newShipped(t)
+	var inputs []Input
+	for _, in := range shippedCases() {
+		inputs = append(inputs, variants(in)...)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 3 {
+		rng.Shuffle(len(inputs), func(i, j int) { inputs[i], inputs[j] = inputs[j], inputs[i] })
+		for _, in := range inputs {
+			got, gerr := e.Decide(t.Context(), in)
+			want, werr := ref.evaluate(t.Context(), in)
+			if got != want || (gerr == nil) != (werr == nil) {
+				t.Fatalf("round %d: %+v\n got  %+v, %v\n want %+v, %v", round, in, got, gerr, want, werr)
+			}
+		}
+	}
+	if e.evals.Load() >= int64(3*len(inputs)) {
+		t.Errorf("nothing was remembered: %d full evaluations for %d decisions", e.evals.Load(), 3*len(inputs))
+	}
+}
+
+// TestForceIsNeverRemembered: the first call of a write without force
+// must not decide a later one with force, in the arguments or the ticket.
+func TestForceIsNeverRemembered(t *testing.T) {
+	e := newShipped(t)
+	plain := write("ha_climate_set_temperature")
+	for range 3 {
+		if d, err := e.Decide(t.Context(), plain); err != nil || d.Approval != ApprovalModel {
+			t.Fatalf("plain write: %+v, %v", d, err)
+		}
+	}
+	for _, forced := range []Input{
+		with(plain, func(in *Input) { in.Args = map[string]any{"force": true} }),
+		with(plain, func(in *Input) { in.Ticket.Force = true }),
+	} {
+		if d, err := e.Decide(t.Context(), forced); err != nil || d.Approval != ApprovalHuman {
+			t.Fatalf("forced write: %+v, %v; want human approval", d, err)
+		}
+	}
+}
+
+// TestWhatIsRemembered counts full evaluations: a read, and the list
+// question about any tool, are evaluated once per known part; a write call
+// with arguments (force may be among them) on every call.
+func TestWhatIsRemembered(t *testing.T) {
+	cases := []struct {
+		name     string
+		in       Input
+		vary     bool // change arguments, user and time on every call
+		maxEvals int64
+	}{
+		{"read with changing arguments, users and times", read(), true, 1},
+		{"denied read", with(read(), groups("guests")), true, 1},
+		{"list a write tool", with(write("ha_lock_unlock"), func(in *Input) { in.Action, in.Args = ActionList, map[string]any{} }), false, 1},
+		{"write without arguments or ticket", with(write("demo_counter_reset"), func(in *Input) {
+			in.Service, in.Annotations.Destructive, in.Args = "demo", true, map[string]any{}
+		}), false, 1},
+		{"write with arguments", write("ha_climate_set_temperature"), true, 100},
+		{"write by a read-only group (denied whatever the arguments)", with(write("ha_climate_set_temperature"), groups("readonly")), true, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newShipped(t)
+			var first Decision
+			for i := range 100 {
+				in := tc.in
+				if tc.vary {
+					in.Args = map[string]any{"n": i, "entity_id": "light.x"}
+					in.User = strings.Repeat("u", i%5)
+					in.Time = in.Time.Add(time.Duration(i) * time.Minute)
+				}
+				d, err := e.Decide(t.Context(), in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 {
+					first = d
+				} else if d != first {
+					t.Fatalf("call %d: %+v, first %+v", i, d, first)
+				}
+			}
+			if n := e.evals.Load(); n != tc.maxEvals {
+				t.Errorf("%d full evaluations for 100 decisions, want %d", n, tc.maxEvals)
+			}
+			if n := e.partials.Load(); n != 1 {
+				t.Errorf("%d partial evaluations, want 1", n)
+			}
+		})
+	}
+}
+
+// TestPoliciesThatReadVaryingFieldsAreEvaluatedEveryTime: whatever a policy
+// reads among the varying fields, its decisions are never remembered. Each
+// policy allows exactly the input built by allow and denies deny, which
+// share their known part.
+func TestPoliciesThatReadVaryingFieldsAreEvaluatedEveryTime(t *testing.T) {
+	const allowAll = `{"decision": "allow", "reason": "r", "approval": "model", "ttl_seconds": 0}`
+	const denyAll = `{"decision": "deny", "reason": "r", "approval": "model", "ttl_seconds": 0}`
+	rule := func(cond string) string {
+		return header + "default decision := " + denyAll + "\n\ndecision := " + allowAll + " if {\n\t" + cond + "\n}\n"
+	}
+	cases := []struct {
+		name        string
+		rego        string
+		allow, deny func(*Input)
+	}{
+		{"user", rule(`input.user == "alice"`),
+			func(in *Input) { in.User = "alice" }, func(in *Input) { in.User = "bob" }},
+		{"an argument", rule(`input.args.entity_id == "light.kitchen"`),
+			func(in *Input) {}, func(in *Input) { in.Args = map[string]any{"entity_id": "lock.door"} }},
+		{"how many arguments", rule(`count(input.args) == 1`),
+			func(in *Input) {}, func(in *Input) { in.Args = map[string]any{"a": 1, "b": 2} }},
+		{"ticket state", rule(`input.ticket.state == "valid"`),
+			func(in *Input) { in.Ticket.State = "valid" }, func(in *Input) {}},
+		{"time of day", rule(`time.clock(time.parse_rfc3339_ns(input.time))[0] < 18`),
+			func(in *Input) {}, func(in *Input) { in.Time = in.Time.Add(5 * time.Hour) }},
+		{"the whole input", rule(`object.get(input, ["args", "entity_id"], "") == "light.kitchen"`),
+			func(in *Input) {}, func(in *Input) { in.Args = map[string]any{"entity_id": "lock.door"} }},
+		{"the input as JSON", rule(`contains(json.marshal(input), "alice")`),
+			func(in *Input) {}, func(in *Input) { in.User = "bob" }},
+		{"an else chain", header + "decision := " + allowAll + " if {\n\tinput.user == \"alice\"\n} else := " + denyAll + "\n",
+			func(in *Input) { in.User = "alice" }, func(in *Input) { in.User = "bob" }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := NewEmbedded(t.Context(), policyFS(tc.rego, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := read()
+			base.User = "alice"
+			allow, deny := with(base, tc.allow), with(base, tc.deny)
+			ka, _ := allow.knownKey()
+			kd, _ := deny.knownKey()
+			if ka != kd {
+				t.Fatal("test inputs differ in their known part")
+			}
+			for i := range 6 {
+				in, want := allow, Allow
+				if i%2 == 1 {
+					in, want = deny, Deny
+				}
+				if d, err := e.Decide(t.Context(), in); err != nil || d.Decision != want {
+					t.Fatalf("call %d: %+v, %v; want %s", i, d, err, want)
+				}
+			}
+			if e.evals.Load() != 6 {
+				t.Errorf("%d full evaluations for 6 decisions: something was remembered", e.evals.Load())
+			}
+		})
+	}
+}
+
+// TestMemoryBelongsToOnePolicy: an engine loaded from changed data answers
+// from that data, whatever an engine of the old data remembered.
+func TestMemoryBelongsToOnePolicy(t *testing.T) {
+	old := newShipped(t)
+	in := read()
+	if d, _ := old.Decide(t.Context(), in); d.Decision != Allow {
+		t.Fatalf("shipped policy: %+v", d)
+	}
+	changed := fstest.MapFS{}
+	for _, name := range []string{"authz.rego", "data/toolgate/services.json", "data/toolgate/tools.json", "data/toolgate/tickets.json"} {
+		b, err := policies.FS.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed[name] = &fstest.MapFile{Data: b}
+	}
+	changed["data/toolgate/groups.json"] = &fstest.MapFile{Data: []byte(`{"groups": {"users": {"services": ["web"], "read_only": false}}}`)}
+	e, err := NewEmbedded(t.Context(), changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if d, _ := e.Decide(t.Context(), in); d.Decision != Deny {
+			t.Fatalf("changed data: %+v, want deny", d)
+		}
+	}
+	if d, _ := old.Decide(t.Context(), in); d.Decision != Allow {
+		t.Fatalf("old engine: %+v", d)
+	}
+}
+
+// TestEveryInputFieldIsKnownOrVarying: a field added to Input must be put
+// on one side, or remembered decisions could ignore it.
+func TestEveryInputFieldIsKnownOrVarying(t *testing.T) {
+	var fields []string
+	typ := reflect.TypeFor[Input]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		fields = append(fields, name)
+	}
+	var sides []string
+	for _, it := range read().knownItems() {
+		sides = append(sides, strings.Trim(it[0].String(), `"`))
+	}
+	for _, v := range varying {
+		if slices.Contains(sides, v) {
+			t.Errorf("%s is both known and varying", v)
+		}
+		sides = append(sides, v)
+	}
+	slices.Sort(fields)
+	slices.Sort(sides)
+	if !slices.Equal(fields, sides) {
+		t.Errorf("Input fields %v, known and varying fields %v", fields, sides)
+	}
+}
+
+// TestOddGroupNamesAreNotRemembered: a group name containing the key's
+// separator cannot make two clients share an answer.
+func TestOddGroupNamesAreNotRemembered(t *testing.T) {
+	e := newShipped(t)
+	a := with(read(), groups("users\x00admins"))
+	b := with(read(), groups("users", "admins"))
+	if _, ok := a.knownKey(); ok {
+		t.Fatal("a group with a NUL byte got a key")
+	}
+	da, _ := e.Decide(t.Context(), a)
+	db, _ := e.Decide(t.Context(), b)
+	if da.Decision != Deny || db.Decision != Allow {
+		t.Fatalf("%+v / %+v", da, db)
+	}
+}
+
+func BenchmarkEmbeddedDecideRemembered(b *testing.B) {
+	e := newShipped(b)
+	in := read()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Decide(b.Context(), in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestConcurrentFirstDecisions: many goroutines meet known parts for the
+// first time together (partial evaluation next to full evaluations); under
+// -race this holds the engine to sharing nothing it must not.
+func TestConcurrentFirstDecisions(t *testing.T) {
+	e, ref := newShipped(t), newShipped(t)
+	cases := shippedCases()
+	want := make([]Decision, len(cases))
+	for i, in := range cases {
+		want[i], _ = ref.evaluate(t.Context(), in)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for k := range cases {
+				i := (k + g*7) % len(cases)
+				if d, _ := e.Decide(t.Context(), cases[i]); d != want[i] {
+					t.Errorf("%+v: %+v, want %+v", cases[i], d, want[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
