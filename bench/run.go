@@ -205,6 +205,8 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 			"TOOLGATE_SERVICES=demo=" + mcpURL(service, "/mcp"),
 			"TOOLGATE_SERVICE_TOKEN_DEMO_FILE=" + svcTokenFile,
 			"TOOLGATE_PINS_FILE=" + filepath.Join(st.dir, name+"-pins.json"),
+			// As compose runs it: tickets survive a restart.
+			"TOOLGATE_TICKETS_FILE=" + filepath.Join(st.dir, name+"-tickets.db"),
 			// 16 clients must never be answered busy.
 			"TOOLGATE_SERVICE_CONCURRENCY=64",
 		}, policy...)

@@ -52,7 +52,9 @@ func TestProcesses(t *testing.T) {
 	gwEnv := []string{"TOOLGATE_LISTEN=" + gwAddr, "TOOLGATE_ADMIN_LISTEN=" + adminAddr,
 		"TOOLGATE_CLIENT_TOKENS_FILE=" + tokens, "TOOLGATE_ADMIN_TOKEN_FILE=" + adminToken,
 		"TOOLGATE_APPROVAL_KEY_FILE=" + approvalKey, "TOOLGATE_SERVICES=demo=http://" + demoAddr + "/mcp",
-		"TOOLGATE_SERVICE_TOKEN_DEMO_FILE=" + svcToken}
+		"TOOLGATE_SERVICE_TOKEN_DEMO_FILE=" + svcToken,
+		// Read lines wait for shutdown: SIGTERM must still write them.
+		"TOOLGATE_AUDIT_BATCH=1h"}
 	toolkittest.StartHealthy(t, demo, demoEnv)
 	gw := toolkittest.StartHealthy(t, gateway, gwEnv)
 
@@ -102,10 +104,28 @@ func TestProcesses(t *testing.T) {
 		t.Fatalf("approvals list: %v\n%s", err, list)
 	}
 
-	// SIGTERM stops the gateway cleanly; its audit lines went to stdout.
+	// Lines about writes are out at once; a read's line waits (the bridge
+	// above sent its calls at once, so the read comes last, on its own).
+	if out := gw.Output.String(); !strings.Contains(out, `"tool":"demo_counter_add"`) {
+		t.Fatalf("a write's audit line waited:\n%s", out)
+	}
+	read := exec.Command(gateway, "stdio")
+	read.Env = bridge.Env
+	read.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"desktop","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo_echo","arguments":{"text":"last read"}}}`,
+	}, "\n") + "\n")
+	if out, err := read.Output(); err != nil || !strings.Contains(string(out), "last read") {
+		t.Fatalf("read through stdio: %v\n%s", err, out)
+	}
+	if out := gw.Output.String(); strings.Contains(out, `"tool":"demo_echo"`) {
+		t.Fatalf("the read's line did not wait for the batch:\n%s", out)
+	}
+	// SIGTERM stops the gateway cleanly and writes the waiting lines.
 	gw.Terminate(t)
-	if !strings.Contains(gw.Output.String(), `"event":"outcome"`) {
-		t.Fatalf("no audit lines:\n%s", gw.Output.String())
+	if !strings.Contains(gw.Output.String(), `"event":"outcome","client":"desktop","service":"demo","tool":"demo_echo"`) {
+		t.Fatalf("the read's audit line was lost at shutdown:\n%s", gw.Output.String())
 	}
 }
 

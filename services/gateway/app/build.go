@@ -65,6 +65,10 @@ type Config struct {
 	MaxResultBytes     int
 	ServiceConcurrency int
 	RefreshInterval    time.Duration
+	// AuditBatch, when positive, lets read lines wait up to this long to
+	// be written together (lines about writes and tickets never wait);
+	// Close writes whatever waits. Zero writes every line at once.
+	AuditBatch time.Duration
 }
 
 // Gateway is the assembled gateway.
@@ -78,12 +82,13 @@ type Gateway struct {
 	Policy  policy.Engine
 
 	backends []*backend.Backend
+	audit    *audit.Logger
 }
 
 // Options carry the process-level dependencies of Build.
 type Options struct {
 	Logger *slog.Logger
-	// Audit receives one JSON line per decision and outcome.
+	// Audit receives the audit lines.
 	Audit io.Writer
 	Now   func() time.Time
 	// HTTPClient reaches the services and the policy sidecar.
@@ -140,6 +145,10 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 		Policy:  engine,
 	}
 	auditLog := audit.New(o.Audit)
+	if cfg.AuditBatch > 0 {
+		auditLog = audit.NewBuffered(o.Audit, cfg.AuditBatch)
+	}
+	g.audit = auditLog
 	var routed []router.Backend
 	r := &lazyRefresh{}
 	for _, s := range cfg.Services {
@@ -265,6 +274,8 @@ func (g *Gateway) Close() error {
 		errs = append(errs, b.Close())
 	}
 	errs = append(errs, g.Tickets.Close())
+	// Last: the servers have stopped, so every line there will be is here.
+	errs = append(errs, g.audit.Close())
 	return errors.Join(errs...)
 }
 
@@ -283,6 +294,7 @@ func (e *ticketEvents) TicketDecided(t tickets.Ticket, decision, by string) {
 		Time: e.now().UTC(), Event: audit.EventTicket, Client: t.Client, User: t.User, UserRole: t.UserRole,
 		Service: t.Service, Tool: t.Tool, TicketID: t.ID, ArgsDigest: t.ArgsDigest,
 		Decision: decision, Approval: t.Approval, Reason: "decided by " + by, Outcome: decision,
+		Sync: true,
 	})
 }
 

@@ -37,6 +37,7 @@ const (
 	EnvServiceConcurrency = "TOOLGATE_SERVICE_CONCURRENCY"
 	EnvRefreshInterval    = "TOOLGATE_REFRESH_INTERVAL"
 	EnvLogLevel           = "TOOLGATE_LOG_LEVEL"
+	EnvAuditBatch         = "TOOLGATE_AUDIT_BATCH"
 )
 
 // ServiceTokenSetting is the secret setting of one service's token:
@@ -66,6 +67,7 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		MaxResultBytes:     l.Int(EnvMaxResultBytes, 512<<10, 4<<10, 64<<20),
 		ServiceConcurrency: l.Int(EnvServiceConcurrency, 16, 1, 1024),
 		RefreshInterval:    l.Duration(EnvRefreshInterval, time.Minute),
+		AuditBatch:         l.Duration(EnvAuditBatch, 200*time.Millisecond),
 	}
 	cfg.AdminToken, _ = l.OptionalSecret(EnvAdminToken)
 	cfg.UserTokens = auth.UserTokens{

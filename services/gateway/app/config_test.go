@@ -68,6 +68,7 @@ func TestLoadConfig(t *testing.T) {
 		{"JWT secret in plain env", with(map[string]string{app.EnvUserJWTSecret: "openwebui-forward-jwt-secret-0123456789abcdef"}), []string{app.EnvUserJWTSecret}},
 		{"JWT header not a header name", with(map[string]string{app.EnvUserJWTHeader: "X User: Jwt"}), []string{app.EnvUserJWTHeader}},
 		{"bad duration and int", with(map[string]string{app.EnvCallTimeout: "soon", app.EnvMaxResultBytes: "lots"}), []string{app.EnvCallTimeout, app.EnvMaxResultBytes}},
+		{"bad audit batch", with(map[string]string{app.EnvAuditBatch: "0"}), []string{app.EnvAuditBatch}},
 		{"public URL not absolute", with(map[string]string{app.EnvPublicURL: "gateway:8080"}), []string{app.EnvPublicURL}},
 		{"public URL with a query", with(map[string]string{app.EnvPublicURL: "https://lab.example/tg?x=1"}), []string{app.EnvPublicURL}},
 		{"public URL with credentials", with(map[string]string{app.EnvPublicURL: "https://u:p@lab.example/"}), []string{app.EnvPublicURL}},
@@ -87,7 +88,8 @@ func TestLoadConfig(t *testing.T) {
 					t.Fatal(err)
 				}
 				if len(cfg.Services) != 2 || cfg.Services[1].Name != "web" || string(cfg.Services[0].Token) != serviceToken ||
-					cfg.CallTimeout != 90*time.Second || cfg.Listen != ":8080" || cfg.AdminListen != "127.0.0.1:8081" || cfg.Tokens == nil {
+					cfg.CallTimeout != 90*time.Second || cfg.Listen != ":8080" || cfg.AdminListen != "127.0.0.1:8081" || cfg.Tokens == nil ||
+					cfg.AuditBatch != 200*time.Millisecond {
 					t.Fatalf("unexpected config: %+v", cfg)
 				}
 				return

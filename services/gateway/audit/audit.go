@@ -1,6 +1,6 @@
 // Package audit writes the gateway's audit trail: one JSON object per line
-// for every policy decision, call outcome and ticket event. Records hold an
-// argument digest, never the arguments, and never a token.
+// for every call (decision and outcome), write decision and ticket event.
+// Records hold an argument digest, never the arguments, and never a token.
 package audit
 
 import (
@@ -42,6 +42,9 @@ type Record struct {
 	DurationMS float64
 	Outcome    string // ok, an error code, denied, pending, ...
 	Bytes      int
+	// Sync writes this line, and every line before it, before Log
+	// returns, even on a buffered Logger (writes, tickets). Not written.
+	Sync bool
 }
 
 // line fixes the on-disk field names; they are a stable interface for log
@@ -64,16 +67,38 @@ type line struct {
 	Bytes      int     `json:"bytes,omitempty"`
 }
 
-// Logger writes Records to an io.Writer. It is safe for concurrent use; each
-// record is one Write call of one complete line.
+// Logger writes Records to an io.Writer. It is safe for concurrent use.
+// Every Write call carries whole lines only: one line for an unbuffered
+// Logger, a batch of lines for a buffered one.
 type Logger struct {
 	mu  sync.Mutex
 	w   io.Writer
 	err error
+
+	// Buffered loggers only: pending lines, how long they may wait, and
+	// the timer that writes them.
+	buffered bool
+	pending  []byte
+	interval time.Duration
+	timer    *time.Timer
+	closed   bool
 }
 
-// New returns a Logger that writes to w.
+// New returns a Logger that writes each record to w at once.
 func New(w io.Writer) *Logger { return &Logger{w: w} }
+
+// maxPending is how many bytes of lines a buffered Logger collects before
+// it writes them regardless of the interval.
+const maxPending = 32 << 10
+
+// NewBuffered returns a Logger that collects lines and writes them to w in
+// batches: when maxPending bytes are waiting, at the latest interval after
+// the first waiting line, at once for a record marked Sync, and on Flush
+// and Close. Close must run before the process exits so no line is lost;
+// after Close, records are written at once.
+func NewBuffered(w io.Writer, interval time.Duration) *Logger {
+	return &Logger{w: w, buffered: true, interval: interval}
+}
 
 // Discard returns a Logger that drops every record.
 func Discard() *Logger { return New(io.Discard) }
@@ -110,9 +135,69 @@ func (l *Logger) Log(r Record) {
 	})
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err == nil {
-		_, err = l.w.Write(append(b, '\n'))
+	if err != nil {
+		l.keep(err)
+		return
 	}
+	if !l.buffered || l.closed {
+		l.write(append(b, '\n'))
+		return
+	}
+	l.pending = append(append(l.pending, b...), '\n')
+	switch {
+	case r.Sync || len(l.pending) >= maxPending:
+		l.flushLocked()
+	case l.timer == nil:
+		l.timer = time.AfterFunc(l.interval, func() { _ = l.Flush() })
+	}
+}
+
+// Flush writes every waiting line and returns the first write error.
+func (l *Logger) Flush() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushLocked()
+	return l.err
+}
+
+// Close writes every waiting line; later records are written at once.
+func (l *Logger) Close() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushLocked()
+	l.closed = true
+	return l.err
+}
+
+func (l *Logger) flushLocked() {
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	if len(l.pending) == 0 {
+		return
+	}
+	l.write(l.pending)
+	// A burst must not pin a large buffer for the process's life.
+	if cap(l.pending) > 4*maxPending {
+		l.pending = nil
+	} else {
+		l.pending = l.pending[:0]
+	}
+}
+
+func (l *Logger) write(b []byte) {
+	_, err := l.w.Write(b)
+	l.keep(err)
+}
+
+func (l *Logger) keep(err error) {
 	if err != nil && l.err == nil {
 		l.err = err
 	}

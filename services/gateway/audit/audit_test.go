@@ -208,3 +208,122 @@ func TestDiscardAndNil(t *testing.T) {
 	var l *Logger
 	l.Log(Record{Event: EventDecision}) // must not panic
 }
+
+// syncRecorder is a writeRecorder safe to read while a timer writes.
+type syncRecorder struct {
+	mu sync.Mutex
+	writeRecorder
+}
+
+func (w *syncRecorder) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writeRecorder.Write(p)
+}
+
+func (w *syncRecorder) lines() (writes int, lines []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.writes {
+		lines = append(lines, strings.SplitAfter(strings.TrimSuffix(string(p), "\n"), "\n")...)
+	}
+	return len(w.writes), lines
+}
+
+func TestBufferedLinesWaitForTheInterval(t *testing.T) {
+	var w syncRecorder
+	l := NewBuffered(&w, 50*time.Millisecond)
+	for i := range 3 {
+		l.Log(Record{Event: EventOutcome, TicketID: fmt.Sprint(i)})
+	}
+	if n, _ := w.lines(); n != 0 {
+		t.Fatalf("%d writes at once, want the lines to wait", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if n, lines := w.lines(); n > 0 {
+			if n != 1 || len(lines) != 3 {
+				t.Fatalf("%d writes of %d lines, want one batch of 3", n, len(lines))
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the waiting lines were never written")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestSyncRecordWritesItAndEverythingBefore(t *testing.T) {
+	var w syncRecorder
+	l := NewBuffered(&w, time.Hour)
+	l.Log(Record{Event: EventOutcome, TicketID: "read-1"})
+	l.Log(Record{Event: EventOutcome, TicketID: "read-2"})
+	l.Log(Record{Event: EventDecision, TicketID: "write", Sync: true})
+	n, lines := w.lines()
+	if n != 1 || len(lines) != 3 {
+		t.Fatalf("%d writes, lines %q; want the three lines in one write", n, lines)
+	}
+	for i, id := range []string{"read-1", "read-2", "write"} {
+		if !strings.Contains(lines[i], `"ticket_id":"`+id+`"`) {
+			t.Errorf("line %d = %s, want %s", i, lines[i], id)
+		}
+	}
+	if strings.Contains(lines[2], "Sync") || strings.Contains(lines[2], "sync") {
+		t.Errorf("the flag reached the line: %s", lines[2])
+	}
+}
+
+// TestCloseLosesNoLine: lines from many goroutines, some batches forced
+// by size, every write of whole lines only, and everything out by Close.
+func TestCloseLosesNoLine(t *testing.T) {
+	const workers, per = 16, 300
+	var w syncRecorder
+	l := NewBuffered(&w, time.Hour)
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Go(func() {
+			for i := range per {
+				l.Log(Record{Event: EventOutcome, TicketID: fmt.Sprintf("%d-%d", g, i), Reason: strings.Repeat("r", 300)})
+			}
+		})
+	}
+	wg.Wait()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l.Log(Record{Event: EventOutcome, TicketID: "after-close"})
+	writes, _ := w.lines()
+	if writes < 2 {
+		t.Fatalf("%d writes: the size bound never made a batch", writes)
+	}
+	seen := map[string]bool{}
+	w.mu.Lock()
+	for _, p := range w.writes {
+		if p[len(p)-1] != '\n' {
+			t.Fatalf("a write ends inside a line: ...%q", p[max(0, len(p)-40):])
+		}
+		for _, rec := range decodeLines(t, string(p)) {
+			id := rec["ticket_id"].(string)
+			if seen[id] {
+				t.Fatalf("%s written twice", id)
+			}
+			seen[id] = true
+		}
+	}
+	w.mu.Unlock()
+	if len(seen) != workers*per+1 || !seen["after-close"] {
+		t.Fatalf("%d distinct lines, want %d and the one after Close", len(seen), workers*per+1)
+	}
+}
+
+func TestBufferedWriteErrorKept(t *testing.T) {
+	l := NewBuffered(failWriter{}, time.Hour)
+	l.Log(Record{Event: EventOutcome})
+	if err := l.Close(); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Close = %v", err)
+	}
+	if err := l.Err(); err == nil {
+		t.Fatal("Err lost the write error")
+	}
+}

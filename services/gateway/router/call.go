@@ -70,7 +70,11 @@ func (r *Router) serve(ctx context.Context, c *call, req mcp.CallToolRequest) (*
 		d = policy.Decision{Decision: policy.Deny, Reason: "the policy could not be evaluated"}
 	}
 	c.decision = d
-	r.deps.Audit.Log(r.record(c, "decision", "", 0))
+	// A write's decision is on record before the service is touched; a
+	// read has one line, its outcome, which carries the decision too.
+	if c.e.write {
+		r.deps.Audit.Log(r.record(c, audit.EventDecision, "", 0))
+	}
 
 	switch {
 	case d.Decision == policy.Deny:
@@ -438,8 +442,11 @@ func (r *Router) record(c *call, event, outcome string, bytes int) audit.Record 
 		Service: c.e.service, Tool: c.e.upstream.Name, Decision: c.decision.Decision,
 		Reason: c.decision.Reason, Approval: c.decision.Approval, TicketID: c.ticketID,
 		ArgsDigest: c.argsDigest, Outcome: outcome, Bytes: bytes,
+		// Lines about writes reach the sink before the gateway goes on;
+		// reads may wait for the next batch.
+		Sync: c.e.write,
 	}
-	if event == "outcome" {
+	if event == audit.EventOutcome {
 		rec.DurationMS = float64(r.deps.Now().Sub(c.start).Microseconds()) / 1000
 	}
 	return rec
@@ -452,7 +459,7 @@ func (r *Router) finish(c *call, res *mcp.CallToolResult, outcome string) {
 			n += len(t.Text)
 		}
 	}
-	r.deps.Audit.Log(r.record(c, "outcome", outcome, n))
+	r.deps.Audit.Log(r.record(c, audit.EventOutcome, outcome, n))
 	d := c.decision.Decision
 	if d == "" {
 		d = "none"
