@@ -1,12 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -94,102 +90,30 @@ func TestDocTable(t *testing.T) {
 // TestProcess runs the real binary against a fake Sonarr: configuration
 // errors name the setting and never a value; a configured service becomes
 // ready, serves the Sonarr read tools only (no writes without
-// ARR_ALLOW_WRITES), and its output never shows the API key.
+// ARR_ALLOW_WRITES), and neither its answers nor its output show the API
+// key or the credentials planted in the fake.
 func TestProcess(t *testing.T) {
-	bin := toolkittest.Build(t, ".")
-	token := toolkittest.SecretFile(t, "arr-service-token-0123456789abcdef")
 	key := toolkittest.SecretFile(t, sonarrKey)
-
-	t.Run("bad settings", func(t *testing.T) {
-		tests := []struct {
-			env  []string
-			want []string
-		}{
-			{[]string{"SONARR_URL=https://sonarr.lan"}, []string{"SONARR_API_KEY_FILE"}},
-			{[]string{"SONARR_URL=http://sonarr.lan", "SONARR_API_KEY_FILE=" + key}, []string{"SONARR_ALLOW_HTTP"}},
-			{[]string{"SONARR_API_KEY=" + sonarrKey}, []string{"set SONARR_API_KEY_FILE instead"}},
-		}
-		for _, tt := range tests {
-			cmd := exec.Command(bin)
-			cmd.Env = append([]string{"TOOLGATE_LISTEN=" + toolkittest.FreeAddr(t), "TOOLGATE_SERVICE_TOKEN_FILE=" + token}, tt.env...)
-			out, err := cmd.CombinedOutput()
-			if err == nil {
-				t.Fatalf("started with %v", tt.env)
+	fake := httptest.NewServer(fakesonarr.New(sonarrKey, nil))
+	defer fake.Close()
+	toolkittest.CheckProcess(t, toolkittest.ProcessSpec{
+		Bad: []toolkittest.BadStart{
+			{Env: []string{"SONARR_URL=https://sonarr.lan"}, Want: []string{"SONARR_API_KEY_FILE"}},
+			{Env: []string{"SONARR_URL=http://sonarr.lan", "SONARR_API_KEY_FILE=" + key}, Want: []string{"SONARR_ALLOW_HTTP"}},
+			{Env: []string{"SONARR_API_KEY=" + sonarrKey}, Want: []string{"set SONARR_API_KEY_FILE instead"}},
+		},
+		Env:     []string{"TOOLGATE_LOG_LEVEL=debug", "SONARR_URL=" + fake.URL, "SONARR_ALLOW_HTTP=true", "SONARR_API_KEY_FILE=" + key},
+		Ready:   true,
+		Secrets: []string{sonarrKey, fakesonarr.ProwlarrKey, fakesonarr.TrackerPasskey},
+		Check: func(t *testing.T, p *toolkittest.Process) {
+			list := p.Post(t, "tools/list", nil)
+			if !strings.Contains(list, `"name":"sonarr_release_search"`) || strings.Contains(list, `"name":"sonarr_release_grab"`) || strings.Contains(list, `"name":"sonarr_episode_search"`) || strings.Contains(list, `"name":"radarr_`) {
+				t.Fatalf("tools/list: %.500s", list)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(string(out), w) {
-					t.Errorf("%v: output does not mention %s:\n%s", tt.env, w, out)
-				}
+			out := p.Post(t, "tools/call", map[string]any{"name": "sonarr_release_search", "arguments": map[string]any{"series_id": 1, "season": 1}})
+			if !strings.Contains(out, "FuN") {
+				t.Fatalf("release search: %.500s", out)
 			}
-			if strings.Contains(string(out), sonarrKey) {
-				t.Errorf("output shows the key:\n%s", out)
-			}
-		}
+		},
 	})
-
-	t.Run("serves sonarr", func(t *testing.T) {
-		fake := httptest.NewServer(fakesonarr.New(sonarrKey, nil))
-		defer fake.Close()
-		addr := toolkittest.FreeAddr(t)
-		env := []string{"TOOLGATE_LISTEN=" + addr, "TOOLGATE_SERVICE_TOKEN_FILE=" + token, "TOOLGATE_LOG_LEVEL=debug",
-			"SONARR_URL=" + fake.URL, "SONARR_ALLOW_HTTP=true", "SONARR_API_KEY_FILE=" + key}
-		p := toolkittest.StartHealthy(t, bin, env)
-		res, err := http.Get("http://" + addr + "/readyz")
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("readyz: HTTP %d %s", res.StatusCode, body)
-		}
-		list := mcpCall(t, addr, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-		if !strings.Contains(list, `"name":"sonarr_release_search"`) || strings.Contains(list, `"name":"sonarr_release_grab"`) || strings.Contains(list, `"name":"sonarr_episode_search"`) || strings.Contains(list, `"name":"radarr_`) {
-			t.Fatalf("tools/list: %.500s", list)
-		}
-		out := mcpCall(t, addr, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sonarr_release_search","arguments":{"series_id":1,"season":1}}}`)
-		if !strings.Contains(out, "FuN") {
-			t.Fatalf("release search: %.500s", out)
-		}
-		p.Terminate(t)
-		for what, s := range map[string]string{"result": out, "log": p.Output.String()} {
-			for _, secret := range []string{sonarrKey, fakesonarr.ProwlarrKey, fakesonarr.TrackerPasskey} {
-				if strings.Contains(s, secret) {
-					t.Errorf("%s shows %q", what, secret)
-				}
-			}
-		}
-	})
-}
-
-// mcpCall sends one stateless JSON-RPC request to the service.
-func mcpCall(t *testing.T, addr, body string) string {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer arr-service-token-0123456789abcdef")
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK || !json.Valid(trimSSE(b)) {
-		t.Fatalf("HTTP %d: %.300s", res.StatusCode, b)
-	}
-	return string(b)
-}
-
-// trimSSE returns the JSON of a single-event SSE body, or b itself.
-func trimSSE(b []byte) []byte {
-	s := string(b)
-	if i := strings.Index(s, "data: "); i >= 0 {
-		s = s[i+6:]
-		if j := strings.Index(s, "\n"); j >= 0 {
-			s = s[:j]
-		}
-	}
-	return []byte(strings.TrimSpace(s))
 }

@@ -346,20 +346,10 @@ func TestThroughTheGateway(t *testing.T) {
 			if want := map[client.Mode]int{client.Managed: 1, client.Bearer: 0}[set.Auth]; fake.Logins() != want {
 				t.Errorf("logins = %d, want %d", fake.Logins(), want)
 			}
-			secrets := []string{gwPassword, gwBearer, sessionPrefix, gatewaytest.ServiceToken, gatewaytest.ApprovalKey, gatewaytest.AdminToken}
-			for _, tok := range g.Tokens {
-				secrets = append(secrets, tok)
+			if g.Logs.String() == "" || g.Audit.String() == "" {
+				t.Error("logs or audit are empty; the secret check would prove nothing")
 			}
-			for name, buf := range map[string]string{"wire": g.Wire.String() + sdkWire.String(), "logs": g.Logs.String() + clientLogs.String(), "audit": g.Audit.String()} {
-				if buf == "" && name != "wire" {
-					t.Errorf("%s are empty; the secret check would prove nothing", name)
-				}
-				for _, s := range secrets {
-					if strings.Contains(buf, s) {
-						t.Errorf("%s contain a credential (%.12s…)", name, s)
-					}
-				}
-			}
+			g.NoLeaks(t, []string{gwPassword, gwBearer, sessionPrefix}, map[string]string{"go-sdk wire": sdkWire.String(), "client logs": clientLogs.String()})
 		})
 	}
 }

@@ -282,15 +282,5 @@ func TestNoSecretLeaves(t *testing.T) {
 	if !strings.Contains(results.String(), "Severance S02") || !strings.Contains(results.String(), `masked`) {
 		t.Fatalf("calls did not return the seeded data: %.500s", results.String())
 	}
-	secrets := append([]string{apiKey}, fakeprowlarr.PlantedSecrets()...)
-	for _, sec := range secrets {
-		for name, buf := range map[string]string{
-			"results": results.String(), "service/gateway logs": g.Logs.String(), "audit": g.Audit.String(),
-			"wire": g.Wire.String(), "client logs": logs.String(),
-		} {
-			if strings.Contains(buf, sec) {
-				t.Errorf("%s contain %q", name, sec)
-			}
-		}
-	}
+	g.NoLeaks(t, append([]string{apiKey}, fakeprowlarr.PlantedSecrets()...), map[string]string{"results": results.String(), "client logs": logs.String()})
 }

@@ -59,8 +59,8 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 // reports both latency distributions and what the gateway adds.
 func BenchmarkGatewayOverhead(b *testing.B) {
 	h := newHarness(b)
-	direct := benchClient(b, h.svc.URL+"/mcp", serviceToken)
-	gw := benchClient(b, h.gwSrv.URL+"/mcp", h.tokens["openwebui"])
+	direct := benchClient(b, h.ServiceURL+"/mcp", serviceToken)
+	gw := benchClient(b, h.URL+"/mcp", h.tokens["openwebui"])
 	for range 200 { // warm up connections and caches
 		echo(b, direct)
 		echo(b, gw)
@@ -106,8 +106,8 @@ func BenchmarkThroughput16(b *testing.B) {
 		wg.Wait()
 		return float64(per*clients) / time.Since(start).Seconds()
 	}
-	direct := run(h.svc.URL+"/mcp", serviceToken)
-	gateway := run(h.gwSrv.URL+"/mcp", h.tokens["openwebui"])
+	direct := run(h.ServiceURL+"/mcp", serviceToken)
+	gateway := run(h.URL+"/mcp", h.tokens["openwebui"])
 	b.ReportMetric(direct, "direct-calls/s")
 	b.ReportMetric(gateway, "gateway-calls/s")
 	b.ReportMetric(gateway/direct, "ratio")

@@ -134,7 +134,7 @@ func TestHumanApproval(t *testing.T) {
 	if h.demo.counter.Load() != 7 {
 		t.Fatal("a pending ticket applied")
 	}
-	if code := h.adminPost("/admin/tickets/" + ticket + "/approve"); code != 200 {
+	if code := h.AdminPost("/admin/tickets/" + ticket + "/approve"); code != 200 {
 		t.Fatalf("approve: HTTP %d", code)
 	}
 	done, isErr := call(t, c, "demo_counter_reset", map[string]any{"confirm": true, "ticket": ticket})
@@ -142,7 +142,7 @@ func TestHumanApproval(t *testing.T) {
 		t.Fatalf("confirm after approval: %v (counter %d)", done, h.demo.counter.Load())
 	}
 	// The person's decision is in the audit log next to the calls.
-	for _, want := range []string{`"event":"ticket","client":"openwebui"`, `"ticket_id":"` + ticket + `"`, `"outcome":"approved"`, `"reason":"decided by tester"`} {
+	for _, want := range []string{`"event":"ticket","client":"openwebui"`, `"ticket_id":"` + ticket + `"`, `"outcome":"approved"`, `"reason":"decided by gatewaytest"`} {
 		if !strings.Contains(h.audit.String(), want) {
 			t.Errorf("audit log lacks %s", want)
 		}
@@ -152,10 +152,10 @@ func TestHumanApproval(t *testing.T) {
 	h.demo.counter.Store(3)
 	prev, _ = call(t, c, "demo_counter_reset", map[string]any{})
 	ticket = prev["ticket"].(string)
-	if code := h.adminPost("/admin/tickets/" + ticket + "/deny"); code != 200 {
+	if code := h.AdminPost("/admin/tickets/" + ticket + "/deny"); code != 200 {
 		t.Fatalf("deny: HTTP %d", code)
 	}
-	if code := h.adminPost("/admin/tickets/" + ticket + "/approve"); code == 200 {
+	if code := h.AdminPost("/admin/tickets/" + ticket + "/approve"); code == 200 {
 		t.Fatal("a denied ticket was approved")
 	}
 	dead, isErr := call(t, c, "demo_counter_reset", map[string]any{"confirm": true, "ticket": ticket})
@@ -174,7 +174,7 @@ func TestServiceRefusesWithoutGateway(t *testing.T) {
 	h := newHarness(t)
 
 	// No token at all.
-	tr, err := transport.NewStreamableHTTP(h.svc.URL + "/mcp")
+	tr, err := transport.NewStreamableHTTP(h.ServiceURL + "/mcp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestServiceRefusesWithoutGateway(t *testing.T) {
 		t.Fatal("the service accepted a client without the gateway token")
 	}
 
-	tr, err = transport.NewStreamableHTTP(h.svc.URL+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + serviceToken}))
+	tr, err = transport.NewStreamableHTTP(h.ServiceURL+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + serviceToken}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,13 +12,11 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolgate/toolgate/internal/capture"
 	"github.com/toolgate/toolgate/internal/fakeclock"
-	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/gateway/app"
@@ -28,14 +24,13 @@ import (
 )
 
 // Known secret values planted everywhere; no response, audit line or log
-// line may contain any of them.
+// line may contain any of them. The first three are gatewaytest's.
 const (
-	serviceToken  = "svc-token-SECRET-1111111111111111"
-	approvalKey   = "approval-key-SECRET-2222222222222222222222"
-	adminToken    = "admin-token-SECRET-3333333333333333"
-	upstreamKey   = "upstream-apikey-SECRET-44444444"
-	otherKey      = "wrong-approval-key-5555555555555555555555555"
-	demoPrefixURL = "/mcp"
+	serviceToken = gatewaytest.ServiceToken
+	approvalKey  = gatewaytest.ApprovalKey
+	adminToken   = gatewaytest.AdminToken
+	upstreamKey  = "upstream-apikey-SECRET-44444444"
+	otherKey     = "wrong-approval-key-5555555555555555555555555"
 )
 
 // demo is the small tool service that lives in test code: a counter with a
@@ -179,129 +174,64 @@ func (d *demo) tools() []toolkit.Tool {
 	}
 }
 
-// harness runs the demo service and the gateway over real HTTP.
+// harness is gatewaytest's gateway in front of the demo tools, with the
+// gateway settings these tests share: a fake clock, an allowed origin, 5 s
+// deadlines.
 type harness struct {
-	t       testing.TB
-	demo    *demo
-	clock   *fakeclock.Clock // shared by the gateway and the service
-	gw      *app.Gateway
-	gwSrv   *httptest.Server
-	admin   *httptest.Server
-	svc     *httptest.Server
-	tokens  map[string]string // client name -> bearer token
-	logs    *capture.Buffer
-	audit   *capture.Buffer
-	wire    *capture.Buffer // every response body the clients saw
-	svcSwap atomic.Pointer[http.Handler]
+	*gatewaytest.Gateway
+	t      testing.TB
+	demo   *demo
+	clock  *fakeclock.Clock // the gateway's
+	gw     *app.Gateway
+	tokens map[string]string // client name -> bearer token
+	logs   *capture.Buffer
+	audit  *capture.Buffer
+	wire   *capture.Buffer // every response body the clients saw
 }
 
-// harnessOption changes the gateway's configuration or its options.
+// harnessOption changes the gateway's configuration (func(*app.Config))
+// or its build options (func(*app.Options)).
 type harnessOption interface{}
 
 func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Helper()
-	h := &harness{
-		t: t, demo: &demo{slow: make(chan struct{}), secret: upstreamKey},
-		clock: fakeclock.New(time.Now()),
-		logs:  &capture.Buffer{}, audit: &capture.Buffer{}, wire: &capture.Buffer{},
-		tokens: map[string]string{},
-	}
-	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	var auditSink io.Writer = h.audit
-	if _, bench := t.(*testing.B); bench {
-		// Benchmarks measure the gateway, not an ever-growing buffer.
-		logger, auditSink = slog.New(slog.DiscardHandler), io.Discard
-	}
-	svc := h.newService(t, logger, h.demo.tools())
-	var handler http.Handler = svc.Handler()
-	h.svcSwap.Store(&handler)
-	h.svc = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		(*h.svcSwap.Load()).ServeHTTP(w, r)
-	}))
-	t.Cleanup(h.svc.Close)
-
-	tokens, bearer := gatewaytest.ClientTokens(t, map[string][]string{
-		"openwebui": {"users"}, "hermes": {"users"}, "kiosk": {"readonly"}, "stranger": {"nobody"},
-	})
-	h.tokens = bearer
-	cfg := app.Config{
-		Tokens:         tokens,
-		AllowedOrigins: []string{"http://openwebui.local:3000"},
-		AdminToken:     []byte(adminToken),
-		ApprovalKey:    []byte(approvalKey),
-		Services: []app.ServiceConfig{
-			{Name: "demo", URL: h.svc.URL + "/mcp", Token: []byte(serviceToken)},
-		},
-		PolicyMode:         "embedded",
-		CallTimeout:        5 * time.Second,
-		ServiceConcurrency: 8,
-	}
-	buildOpts := app.Options{Logger: logger, Audit: auditSink, Now: h.clock.Now}
+	h := &harness{t: t, demo: &demo{slow: make(chan struct{}), secret: upstreamKey}, clock: fakeclock.New(time.Now())}
+	var configs []func(*app.Config)
+	var builds []func(*app.Options)
 	for _, o := range opts {
 		switch o := o.(type) {
 		case func(*app.Config):
-			o(&cfg)
+			configs = append(configs, o)
 		case func(*app.Options):
-			o(&buildOpts)
+			builds = append(builds, o)
 		default:
 			t.Fatalf("unknown harness option %T", o)
 		}
 	}
-	ctx := t.Context()
-	var err error
-	h.gw, err = app.Build(ctx, cfg, buildOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.gw.Close() })
-	h.gw.Router.RefreshAll(ctx)
-	h.gwSrv = httptest.NewServer(h.gw.Public)
-	t.Cleanup(h.gwSrv.Close)
-	h.admin = httptest.NewServer(h.gw.Admin)
-	t.Cleanup(h.admin.Close)
+	h.Gateway = gatewaytest.Start(t, gatewaytest.Options{
+		Service: "demo", Tools: h.demo.tools(), AllowWrites: true, Secrets: [][]byte{[]byte(upstreamKey)},
+		CallTimeout: 5 * time.Second,
+		Config: func(c *app.Config) {
+			c.AllowedOrigins = []string{"http://openwebui.local:3000"}
+			for _, f := range configs {
+				f(c)
+			}
+		},
+		Build: func(o *app.Options) {
+			o.Now = h.clock.Now
+			for _, f := range builds {
+				f(o)
+			}
+		},
+	})
+	h.gw, h.tokens, h.logs, h.audit, h.wire = h.App, h.Tokens, h.Logs, h.Audit, h.Wire
 	return h
-}
-
-func (h *harness) newService(t testing.TB, logger *slog.Logger, tools []toolkit.Tool) *toolkit.Service {
-	t.Helper()
-	svc, err := toolkit.New(toolkit.Options{
-		Name: "demo", ServiceToken: []byte(serviceToken), ApprovalKey: []byte(approvalKey),
-		AllowWrites: true, Redactor: redact.New([]byte(upstreamKey), []byte(serviceToken), []byte(approvalKey)),
-		Logger: logger, CallTimeout: 5 * time.Second,
-	}, tools...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc
-}
-
-func (h *harness) httpClient(hdr map[string]string) *http.Client {
-	return gatewaytest.RecordingClient(h.wire, hdr)
 }
 
 // client opens an mcp-go client for clientName (and end user) on path.
 func (h *harness) client(clientName, user, path string, opts ...client.ClientOption) *client.Client {
 	h.t.Helper()
-	hdr := map[string]string{"Authorization": "Bearer " + h.tokens[clientName]}
-	if user != "" {
-		hdr["X-OpenWebUI-User-Email"] = user
-	}
-	tr, err := transport.NewStreamableHTTP(h.gwSrv.URL+path, transport.WithHTTPBasicClient(h.httpClient(hdr)))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	c := client.NewClient(tr, opts...)
-	ctx := h.t.Context()
-	if err := c.Start(ctx); err != nil {
-		h.t.Fatal(err)
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		h.t.Fatalf("initialize: %v", err)
-	}
-	h.t.Cleanup(func() { _ = c.Close() })
-	return c
+	return h.ClientAt(clientName, user, path, opts...)
 }
 
 // call runs a tool and returns its structured content as a map.
@@ -319,23 +249,7 @@ func call(t *testing.T, c *client.Client, tool string, args map[string]any) (map
 
 func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
 	t.Helper()
-	var raw []byte
-	switch {
-	case len(res.RawStructuredContent) > 0:
-		raw = res.RawStructuredContent
-	case res.StructuredContent != nil:
-		raw, _ = json.Marshal(res.StructuredContent)
-	default:
-		if len(res.Content) == 0 {
-			t.Fatal("empty result")
-		}
-		raw = []byte(res.Content[0].(mcp.TextContent).Text)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("structured content is not an object: %s", raw)
-	}
-	return m
+	return gatewaytest.Structured(t, res)
 }
 
 func errCode(m map[string]any) toolerr.Code {
@@ -348,20 +262,6 @@ func errMessage(m map[string]any) string {
 	e, _ := m["error"].(map[string]any)
 	s, _ := e["message"].(string)
 	return s
-}
-
-// adminPost calls the admin API.
-func (h *harness) adminPost(path string) int {
-	h.t.Helper()
-	req, _ := http.NewRequestWithContext(h.t.Context(), http.MethodPost, h.admin.URL+path, strings.NewReader(`{"by":"tester"}`))
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	res.Body.Close()
-	return res.StatusCode
 }
 
 // newAuthedMCPServer serves a plain mcp-go server that, like a toolkit

@@ -87,7 +87,7 @@ func TestMetricsCountCallsAndTickets(t *testing.T) {
 	call(t, c, "demo_echo", map[string]any{"text": "x"})
 	prev, _ := call(t, c, "demo_counter_add", map[string]any{"amount": 1})
 	call(t, c, "demo_counter_add", map[string]any{"amount": 1, "confirm": true, "ticket": prev["ticket"]})
-	res, err := http.Get(h.gwSrv.URL + "/metrics")
+	res, err := http.Get(h.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

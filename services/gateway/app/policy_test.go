@@ -104,7 +104,7 @@ func TestSidecarPolicy(t *testing.T) {
 	if isErr || h.demo.counter.Load() != 3 {
 		t.Fatalf("confirm: %v", got)
 	}
-	res, err := http.Get(h.gwSrv.URL + "/readyz")
+	res, err := http.Get(h.URL + "/readyz")
 	if err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("readyz with a healthy sidecar: %v %v", res, err)
 	}
@@ -115,7 +115,7 @@ func TestSidecarPolicy(t *testing.T) {
 // and the gateway says it is not ready.
 func TestSidecarDownDenies(t *testing.T) {
 	h := newHarness(t, func(c *app.Config) { c.PolicyMode, c.PolicyURL = "remote", "http://127.0.0.1:1" })
-	res, err := http.Get(h.gwSrv.URL + "/readyz")
+	res, err := http.Get(h.URL + "/readyz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/policies"
 	"github.com/toolgate/toolgate/services/gateway/app"
 	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
 	"github.com/toolgate/toolgate/services/gateway/policy"
 )
 
@@ -65,7 +66,7 @@ func mintOpenWebUI(t *testing.T, h *harness, email, role string) string {
 func (h *harness) jwtClient(bearer, userJWT string) *client.Client {
 	h.t.Helper()
 	hdr := map[string]string{"Authorization": "Bearer " + bearer, "X-OpenWebUI-User-Jwt": userJWT}
-	tr, err := transport.NewStreamableHTTP(h.gwSrv.URL+"/mcp", transport.WithHTTPBasicClient(h.httpClient(hdr)))
+	tr, err := transport.NewStreamableHTTP(h.URL+"/mcp", transport.WithHTTPBasicClient(gatewaytest.RecordingClient(h.wire, hdr)))
 	if err != nil {
 		h.t.Fatal(err)
 	}

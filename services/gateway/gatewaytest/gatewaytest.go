@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/internal/capture"
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
 	"github.com/toolgate/toolgate/services/gateway/app"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 )
@@ -48,6 +50,11 @@ type Options struct {
 	Instructions string
 	// PublicURL is the gateway's TOOLGATE_PUBLIC_URL (default: none).
 	PublicURL string
+	// Config and Build, when set, adjust the gateway's configuration and
+	// build options (allowed origins, caps, a policy engine, a clock)
+	// after the harness filled them in.
+	Config func(*app.Config)
+	Build  func(*app.Options)
 }
 
 // Gateway is a running gateway with one service behind it.
@@ -68,8 +75,17 @@ type Gateway struct {
 	Wire *capture.Buffer
 	// Instructions are what the last Client got at initialize.
 	Instructions string
+	// App is the gateway itself (router, tickets, pins).
+	App *app.Gateway
+	// ServiceURL is the service's base URL (its MCP endpoint is
+	// ServiceURL + "/mcp"); the service answers only ServiceToken.
+	ServiceURL string
 
-	t testing.TB
+	t       testing.TB
+	opts    Options
+	logger  *slog.Logger
+	service *httptest.Server
+	handler atomic.Pointer[http.Handler] // what the service's server runs
 }
 
 // Start runs the service's tools in a toolkit service and a gateway in front
@@ -79,31 +95,40 @@ func Start(t testing.TB, o Options) *Gateway {
 	if o.CallTimeout == 0 {
 		o.CallTimeout = 30 * time.Second
 	}
-	g := &Gateway{t: t, Tokens: map[string]string{}, Logs: &capture.Buffer{}, Audit: &capture.Buffer{}, Wire: &capture.Buffer{}}
-	logger := slog.New(slog.NewJSONHandler(g.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	known := append([][]byte{[]byte(ServiceToken), []byte(ApprovalKey)}, o.Secrets...)
-	svc, err := toolkit.New(toolkit.Options{
-		Name: o.Service, ServiceToken: []byte(ServiceToken), ApprovalKey: []byte(ApprovalKey),
-		AllowWrites: o.AllowWrites, Redactor: redact.New(known...), Logger: logger, CallTimeout: o.CallTimeout,
-		Instructions: o.Instructions,
-	}, o.Tools...)
-	if err != nil {
-		t.Fatalf("gatewaytest: service: %v", err)
+	g := &Gateway{t: t, opts: o, Tokens: map[string]string{}, Logs: &capture.Buffer{}, Audit: &capture.Buffer{}, Wire: &capture.Buffer{}}
+	g.logger = slog.New(slog.NewJSONHandler(g.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var audit io.Writer = g.Audit
+	if _, bench := t.(*testing.B); bench {
+		// Benchmarks measure the gateway, not an ever-growing buffer.
+		g.logger, audit = slog.New(slog.DiscardHandler), io.Discard
 	}
-	svcSrv := httptest.NewServer(svc.Handler())
-	t.Cleanup(svcSrv.Close)
+	g.SetService(g.NewService(o.Tools).Handler())
+	g.service = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*g.handler.Load()).ServeHTTP(w, r)
+	}))
+	t.Cleanup(g.service.Close)
+	g.ServiceURL = g.service.URL
 
 	tokens, bearer := ClientTokens(t, map[string][]string{"openwebui": {"users"}, "hermes": {"users"}, "kiosk": {"readonly"}, "stranger": {"nobody"}})
 	g.Tokens = bearer
-	gw, err := app.Build(t.Context(), app.Config{
+	cfg := app.Config{
 		Tokens: tokens, AdminToken: []byte(AdminToken), ApprovalKey: []byte(ApprovalKey),
-		Services:   []app.ServiceConfig{{Name: o.Service, URL: svcSrv.URL + "/mcp", Token: []byte(ServiceToken)}},
+		Services:   []app.ServiceConfig{{Name: o.Service, URL: g.service.URL + "/mcp", Token: []byte(ServiceToken)}},
 		PolicyMode: "embedded", CallTimeout: o.CallTimeout, ServiceConcurrency: 8, PublicURL: o.PublicURL,
-	}, app.Options{Logger: logger, Audit: g.Audit})
+	}
+	build := app.Options{Logger: g.logger, Audit: audit}
+	if o.Config != nil {
+		o.Config(&cfg)
+	}
+	if o.Build != nil {
+		o.Build(&build)
+	}
+	gw, err := app.Build(t.Context(), cfg, build)
 	if err != nil {
 		t.Fatalf("gatewaytest: gateway: %v", err)
 	}
 	t.Cleanup(func() { _ = gw.Close() })
+	g.App = gw
 	gw.Router.RefreshAll(t.Context())
 	pub := httptest.NewServer(gw.Public)
 	t.Cleanup(pub.Close)
@@ -112,6 +137,34 @@ func Start(t testing.TB, o Options) *Gateway {
 	g.URL, g.AdminURL = pub.URL, adm.URL
 	return g
 }
+
+// NewService builds a toolkit service named as the one behind the
+// gateway, with its token, approval key, secrets and deadline, over tools.
+func (g *Gateway) NewService(tools []toolkit.Tool) *toolkit.Service {
+	g.t.Helper()
+	o := g.opts
+	known := append([][]byte{[]byte(ServiceToken), []byte(ApprovalKey)}, o.Secrets...)
+	svc, err := toolkit.New(toolkit.Options{
+		Name: o.Service, ServiceToken: []byte(ServiceToken), ApprovalKey: []byte(ApprovalKey),
+		AllowWrites: o.AllowWrites, Redactor: redact.New(known...), Logger: g.logger, CallTimeout: o.CallTimeout,
+		Instructions: o.Instructions,
+	}, tools...)
+	if err != nil {
+		g.t.Fatalf("gatewaytest: service: %v", err)
+	}
+	return svc
+}
+
+// SetService makes h answer at the service's address from now on: a
+// restart with other tools, a service that fails. The gateway notices at
+// its next refresh (App.Router.RefreshAll).
+func (g *Gateway) SetService(h http.Handler) { g.handler.Store(&h) }
+
+// Service returns what the service's address answers now.
+func (g *Gateway) Service() http.Handler { return *g.handler.Load() }
+
+// StopService closes the service's server, as a container that stopped.
+func (g *Gateway) StopService() { g.service.Close() }
 
 // ClientTokens creates a token for each client (name → groups) and returns
 // the gateway's parsed tokens file and each client's bearer token. The
@@ -140,15 +193,22 @@ func ClientTokens(t testing.TB, clients map[string][]string) (*auth.Tokens, map[
 // aggregate endpoint /mcp, as end user user ("" for none).
 func (g *Gateway) Client(clientName, user string) *client.Client {
 	g.t.Helper()
+	return g.ClientAt(clientName, user, "/mcp")
+}
+
+// ClientAt is Client on another endpoint (/mcp/<service>), with mcp-go
+// client options.
+func (g *Gateway) ClientAt(clientName, user, path string, opts ...client.ClientOption) *client.Client {
+	g.t.Helper()
 	hdr := map[string]string{"Authorization": "Bearer " + g.Tokens[clientName]}
 	if user != "" {
 		hdr["X-OpenWebUI-User-Email"] = user
 	}
-	tr, err := transport.NewStreamableHTTP(g.URL+"/mcp", transport.WithHTTPBasicClient(RecordingClient(g.Wire, hdr)))
+	tr, err := transport.NewStreamableHTTP(g.URL+path, transport.WithHTTPBasicClient(RecordingClient(g.Wire, hdr)))
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	c := client.NewClient(tr)
+	c := client.NewClient(tr, opts...)
 	ctx := g.t.Context()
 	if err := c.Start(ctx); err != nil {
 		g.t.Fatal(err)
@@ -177,6 +237,13 @@ func Call(t testing.TB, c *client.Client, tool string, args map[string]any) (map
 	if err != nil {
 		t.Fatalf("call %s: %v", tool, err)
 	}
+	return Structured(t, res), res.IsError
+}
+
+// Structured returns a result's structured content (or its JSON text) as
+// a map.
+func Structured(t testing.TB, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
 	var raw []byte
 	switch {
 	case len(res.RawStructuredContent) > 0:
@@ -193,9 +260,28 @@ func Call(t testing.TB, c *client.Client, tool string, args map[string]any) (map
 	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("call %s: result is not a JSON object: %.300s", tool, raw)
+		t.Fatalf("result is not a JSON object: %.300s", raw)
 	}
-	return m, res.IsError
+	return m
+}
+
+// NoLeaks fails t when a credential shows up in the service's or the
+// gateway's logs, the audit, or anything a Client received — or in extra
+// places (name → text: an SDK client's wire, its logs). It checks the
+// given secrets (an upstream's API key, credentials planted in a fake)
+// and always the harness's own: the service token, the approval key, the
+// admin token and every client's bearer token.
+func (g *Gateway) NoLeaks(t testing.TB, secrets []string, extra map[string]string) {
+	t.Helper()
+	all := append([]string{ServiceToken, ApprovalKey, AdminToken}, secrets...)
+	for _, tok := range g.Tokens {
+		all = append(all, tok)
+	}
+	places := map[string]string{"logs": g.Logs.String(), "audit": g.Audit.String(), "wire": g.Wire.String()}
+	for k, v := range extra {
+		places[k] = v
+	}
+	toolkittest.NoLeaks(t, all, places)
 }
 
 // ErrorCode returns the stable error code of a failed call's content.
@@ -209,7 +295,14 @@ func ErrorCode(m map[string]any) string {
 // and returns the HTTP status.
 func (g *Gateway) Approve(ticket string) int {
 	g.t.Helper()
-	req, _ := http.NewRequestWithContext(g.t.Context(), http.MethodPost, g.AdminURL+"/admin/tickets/"+ticket+"/approve", strings.NewReader(`{"by":"gatewaytest"}`))
+	return g.AdminPost("/admin/tickets/" + ticket + "/approve")
+}
+
+// AdminPost POSTs to the admin API with the admin token and returns the
+// HTTP status.
+func (g *Gateway) AdminPost(path string) int {
+	g.t.Helper()
+	req, _ := http.NewRequestWithContext(g.t.Context(), http.MethodPost, g.AdminURL+path, strings.NewReader(`{"by":"gatewaytest"}`))
 	req.Header.Set("Authorization", "Bearer "+AdminToken)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
