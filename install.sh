@@ -12,7 +12,8 @@
 # ./secrets), --openwebui NAME (container to connect to the clients network;
 # default: the first of open-webui, Open-WebUI, openwebui that exists),
 # --publish ADDR (publish the gateway on the host, e.g. 127.0.0.1:8080, for
-# the stdio bridge), --no-build (use the images already built), --env-file
+# the stdio bridge), --approvals ADDR (publish the approval page on the
+# host, e.g. 127.0.0.1:8081), --no-build (use the images already built), --env-file
 # FILE (where the derived compose settings go; default ./.env).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -22,6 +23,7 @@ project=toolgate
 secrets_dir=$root/secrets
 openwebui=""
 publish=${TOOLGATE_PUBLISH:-}
+approvals=${TOOLGATE_APPROVALS:-}
 demo=false
 down=false
 dry_run=false
@@ -80,6 +82,11 @@ while [ $# -gt 0 ]; do
 	--publish)
 		[ $# -ge 2 ] || die "--publish needs an address such as 127.0.0.1:8080"
 		publish=$2
+		shift
+		;;
+	--approvals)
+		[ $# -ge 2 ] || die "--approvals needs an address such as 127.0.0.1:8081"
+		approvals=$2
 		shift
 		;;
 	-h | --help)
@@ -214,7 +221,8 @@ say "== profiles: web (always)${profile_list:+, $profile_list}"
 # .env is derived state (rewritten on every run): compose reads it, so a
 # plain `docker compose up` later uses the same settings.
 compose_files=compose.yaml
-[ -n "$publish" ] && compose_files=compose.yaml:compose/publish.yaml
+[ -n "$publish" ] && compose_files=$compose_files:compose/publish.yaml
+[ -n "$approvals" ] && compose_files=$compose_files:compose/approvals.yaml
 env_content="# written by install.sh; re-run it instead of editing
 COMPOSE_PROJECT_NAME=$project
 COMPOSE_PROFILES=$profile_list
@@ -222,6 +230,8 @@ COMPOSE_FILE=$compose_files
 TOOLGATE_SECRETS_DIR=$secrets_dir
 TOOLGATE_GID=$gid
 TOOLGATE_PUBLISH=$publish
+TOOLGATE_APPROVALS=$approvals
+TOOLGATE_APPROVAL_URL=${TOOLGATE_APPROVAL_URL:-${approvals:+http://$approvals}}
 TOOLGATE_WEB_DEMO_ENV=$($demo && echo compose/env/web.demo.env || echo compose/env/none.env)"
 if $dry_run; then
 	printf 'would write %s:\n%s\n' "$env_file" "$env_content"
@@ -268,6 +278,7 @@ for e in $(printf '%s\n' "${endpoints[@]}" | sort -u); do
 	say "  one service:   http://gateway:8080/mcp/$e"
 done
 [ -n "$publish" ] && say "  on this host:  http://$publish/mcp"
+[ -n "$approvals" ] && say "  approval page: http://$approvals/approvals/ (sign in with secrets/gateway/admin_token)"
 if [ -n "$first_token" ]; then
 	say ""
 	say "Your first client token (shown once; it is stored only as a hash):"

@@ -49,6 +49,13 @@ else
 	echo "shellcheck not installed; skipped"
 fi
 
+# The approval page's browser test drives Debian's chromium headless
+# (services/gateway/app, chromedp); CI fails that test without it.
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+	echo "== installing chromium (approval page browser test)"
+	(apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 || true
+fi
+
 echo "== opa fmt, opa check, opa test"
 opa fmt --list --fail policies/
 opa check --strict policies/

@@ -39,6 +39,9 @@ type Stack struct {
 	// Publish is the host address the gateway may be published on
 	// (TOOLGATE_PUBLISH, e.g. "127.0.0.1:8080"); empty means none.
 	Publish string
+	// Approvals is the host address the approval page (the gateway's
+	// admin listener, port 8081) may be published on (TOOLGATE_APPROVALS).
+	Approvals string
 }
 
 // gatewayService is the only container that may sit on the clients
@@ -122,6 +125,9 @@ func checkContainer(s Stack, c container.InspectResponse) []Finding {
 				addr = b.HostIP.String() + ":" + b.HostPort
 			}
 			if name == gatewayService && s.Publish != "" && addr == s.Publish {
+				continue
+			}
+			if name == gatewayService && s.Approvals != "" && addr == s.Approvals && port.Num() == 8081 {
 				continue
 			}
 			published = append(published, fmt.Sprintf("%s→%s", addr, port))

@@ -104,6 +104,29 @@ func TestDoctorCatchesEachBrokenRule(t *testing.T) {
 	}
 }
 
+// The approval page published where the user asked passes; the same
+// address for another port, or another address, does not.
+func TestDoctorAllowsTheRequestedApprovalPage(t *testing.T) {
+	for _, tc := range []struct {
+		name, port, addr string
+		ok               bool
+	}{
+		{"the admin port where asked", "8081/tcp", "127.0.0.1", true},
+		{"the MCP port on the approvals address", "8080/tcp", "127.0.0.1", false},
+		{"the admin port on every address", "8081/tcp", "0.0.0.0", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := goodStack()
+			p, _ := network.ParsePort(tc.port)
+			s.Containers[0].HostConfig.PortBindings = network.PortMap{p: {{HostIP: netip.MustParseAddr(tc.addr), HostPort: "8081"}}}
+			s.Approvals = "127.0.0.1:8081"
+			if fs := Check(s); Failed(fs) == tc.ok {
+				t.Fatalf("ok=%v, findings %+v", tc.ok, fs)
+			}
+		})
+	}
+}
+
 // A gateway published on exactly the address the user asked for passes.
 func TestDoctorAllowsTheRequestedPublish(t *testing.T) {
 	s := goodStack()

@@ -24,6 +24,7 @@ import (
 func main() {
 	project := flag.String("project", envOr("COMPOSE_PROJECT_NAME", "toolgate"), "compose project name")
 	publish := flag.String("publish", os.Getenv("TOOLGATE_PUBLISH"), "host address the gateway was asked to be published on")
+	approvals := flag.String("approvals", os.Getenv("TOOLGATE_APPROVALS"), "host address the approval page was asked to be published on")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -32,7 +33,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "doctor:", err)
 		os.Exit(2)
 	}
-	stack.Publish = *publish
+	stack.Publish, stack.Approvals = *publish, *approvals
 	findings := Check(stack)
 	printTable(os.Stdout, findings)
 	if len(stack.Containers) == 0 {

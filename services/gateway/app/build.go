@@ -16,11 +16,12 @@ import (
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/policies"
-	"github.com/toolgate/toolgate/services/gateway/admin"
+	"github.com/toolgate/toolgate/services/gateway/approvals"
 	"github.com/toolgate/toolgate/services/gateway/audit"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 	"github.com/toolgate/toolgate/services/gateway/backend"
 	"github.com/toolgate/toolgate/services/gateway/metrics"
+	"github.com/toolgate/toolgate/services/gateway/notify"
 	"github.com/toolgate/toolgate/services/gateway/openapi"
 	"github.com/toolgate/toolgate/services/gateway/pins"
 	"github.com/toolgate/toolgate/services/gateway/policy"
@@ -46,10 +47,20 @@ type Config struct {
 	// documents name it as their server. Empty: a relative server URL.
 	PublicURL string
 	// UserTokens verifies OpenWebUI's signed user token for user=jwt clients.
-	UserTokens  auth.UserTokens
-	AdminToken  []byte
-	ApprovalKey []byte
-	Services    []ServiceConfig
+	UserTokens auth.UserTokens
+	AdminToken []byte
+	// Approvers sign in to the approval page with their own tokens.
+	Approvers *approvals.Approvers
+	// ApprovalURL is where a person reaches the approval page
+	// (scheme://host[:port]); notifications link to it.
+	ApprovalURL string
+	// NotifyWebhookURL and NotifyNtfyURL receive a notification when a
+	// ticket starts waiting for a person.
+	NotifyWebhookURL string
+	NotifyNtfyURL    string
+	NotifyNtfyToken  []byte
+	ApprovalKey      []byte
+	Services         []ServiceConfig
 	// PolicyMode is "embedded" or "remote".
 	PolicyMode string
 	PolicyURL  string
@@ -80,6 +91,10 @@ type Gateway struct {
 	Pins    *pins.Store
 	Metrics *metrics.Metrics
 	Policy  policy.Engine
+	// Page is the approval page on the admin listener (nil without an
+	// admin token); Notifier tells people a ticket waits.
+	Page     *approvals.Page
+	Notifier *notify.Notifier
 
 	backends []*backend.Backend
 	audit    *audit.Logger
@@ -96,6 +111,12 @@ type Options struct {
 	// Policy, when set, replaces the engine cfg describes (an embedding
 	// program's own engine, or a test's).
 	Policy policy.Engine
+	// Notify adds notification senders (Home Assistant's notify service,
+	// a test's recorder) to those cfg configures.
+	Notify []notify.Sender
+	// NotifyHTTPClient sends webhook and ntfy notifications (default:
+	// notify.NewHTTPClient).
+	NotifyHTTPClient *http.Client
 }
 
 // Build assembles a gateway from cfg.
@@ -149,6 +170,12 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 		auditLog = audit.NewBuffered(o.Audit, cfg.AuditBatch)
 	}
 	g.audit = auditLog
+	var onPending func(tickets.Ticket)
+	if len(cfg.AdminToken) > 0 {
+		if onPending, err = g.buildApprovals(cfg, auditLog, o); err != nil {
+			return nil, err
+		}
+	}
 	var routed []router.Backend
 	r := &lazyRefresh{}
 	for _, s := range cfg.Services {
@@ -164,6 +191,7 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	}, router.Deps{
 		Policy: engine, Tickets: g.Tickets, Pins: g.Pins, Signer: signer,
 		Audit: auditLog, Metrics: g.Metrics, Logger: o.Logger, Now: o.Now, Backends: routed,
+		OnPending: onPending,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -193,13 +221,6 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	mux.Handle("GET /metrics", g.Metrics.Handler())
 	g.Public = mux
 
-	if len(cfg.AdminToken) > 0 {
-		events := &ticketEvents{metrics: g.Metrics, audit: auditLog, now: o.Now}
-		g.Admin, err = admin.NewHandler(cfg.AdminToken, g.Tickets, g.Pins, events, o.Logger)
-		if err != nil {
-			return nil, fmt.Errorf("gateway: admin: %w", err)
-		}
-	}
 	return g, nil
 }
 
@@ -290,10 +311,25 @@ type ticketEvents struct {
 func (e *ticketEvents) Ticket(event string) { e.metrics.Ticket(event) }
 
 func (e *ticketEvents) TicketDecided(t tickets.Ticket, decision, by string) {
+	e.record(t, decision, "decided by "+by)
+}
+
+// Decided records a decision made on the approval page, with the
+// approver's note.
+func (e *ticketEvents) Decided(t tickets.Ticket, decision, by, note string) {
+	e.metrics.Ticket(decision)
+	reason := "decided by " + by + " on the approval page"
+	if note != "" {
+		reason += "; note: " + note
+	}
+	e.record(t, decision, reason)
+}
+
+func (e *ticketEvents) record(t tickets.Ticket, decision, reason string) {
 	e.audit.Log(audit.Record{
 		Time: e.now().UTC(), Event: audit.EventTicket, Client: t.Client, User: t.User, UserRole: t.UserRole,
 		Service: t.Service, Tool: t.Tool, TicketID: t.ID, ArgsDigest: t.ArgsDigest,
-		Decision: decision, Approval: t.Approval, Reason: "decided by " + by, Outcome: decision,
+		Decision: decision, Approval: t.Approval, Reason: reason, Outcome: decision,
 		Sync: true,
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/gateway/admin"
+	"github.com/toolgate/toolgate/services/gateway/approvals"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 	"github.com/toolgate/toolgate/services/gateway/backend"
 	"github.com/toolgate/toolgate/services/gateway/stdio"
@@ -34,6 +35,7 @@ const Usage = `usage: gateway [serve]                 run the gateway (configure
        gateway token NAME GROUP[,GROUP] [user=jwt|user=headers]
                                         create a client token; prints the token once and its tokens-file line
                                         (user=jwt: end users from OpenWebUI's signed token; user=headers: plain headers)
+       gateway approver NAME            create an approver's token for the approval page; prints it once and its approvers-file line
        gateway approvals list|show|approve|deny …   decide tickets that need a person (admin API)
        gateway pins list|accept SERVICE TOOL         accept changed tool definitions (admin API)
        gateway stdio                    bridge stdin/stdout to the gateway for desktop MCP clients
@@ -77,6 +79,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		fmt.Fprintf(stdout, "token (shown once; give it to the client): %s\n", tok)
 		fmt.Fprintf(stdout, "add this line to the client tokens file:\n%s\n", line)
+		return nil
+	case "approver":
+		if len(args) != 2 {
+			return errUsage
+		}
+		tok, line, err := approvals.NewApproverToken(args[1])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "approver token (shown once; give it to %s): %s\n", args[1], tok)
+		fmt.Fprintf(stdout, "add this line to the approvers file (TOOLGATE_APPROVERS_FILE):\n%s\n", line)
 		return nil
 	case "approvals", "pins":
 		l := config.FromEnv()

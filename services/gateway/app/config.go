@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/services/gateway/approvals"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 )
 
@@ -28,6 +30,11 @@ const (
 	EnvPolicyDir          = "POLICY_DIR"
 	EnvPinsFile           = "TOOLGATE_PINS_FILE"
 	EnvTicketsFile        = "TOOLGATE_TICKETS_FILE"
+	EnvApproversFile      = "TOOLGATE_APPROVERS_FILE"
+	EnvApprovalURL        = "TOOLGATE_APPROVAL_URL"
+	EnvNotifyWebhookURL   = "TOOLGATE_NOTIFY_WEBHOOK_URL"
+	EnvNotifyNtfyURL      = "TOOLGATE_NOTIFY_NTFY_URL"
+	EnvNotifyNtfyToken    = "TOOLGATE_NOTIFY_NTFY_TOKEN"
 	EnvUserJWTSecret      = "TOOLGATE_USER_JWT_SECRET"
 	EnvUserJWTHeader      = "TOOLGATE_USER_JWT_HEADER"
 	EnvUserJWTIssuer      = "TOOLGATE_USER_JWT_ISSUER"
@@ -70,6 +77,26 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		AuditBatch:         l.Duration(EnvAuditBatch, 200*time.Millisecond),
 	}
 	cfg.AdminToken, _ = l.OptionalSecret(EnvAdminToken)
+	if u := l.URL(EnvApprovalURL, ""); u != nil {
+		if strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			problems = append(problems, &config.SettingError{Name: EnvApprovalURL, Problem: "must be scheme://host[:port] without a path"})
+		}
+		cfg.ApprovalURL = strings.TrimRight(u.String(), "/")
+	}
+	if u := l.URL(EnvNotifyWebhookURL, ""); u != nil {
+		cfg.NotifyWebhookURL = u.String()
+	}
+	if u := l.URL(EnvNotifyNtfyURL, ""); u != nil {
+		cfg.NotifyNtfyURL = u.String()
+	}
+	cfg.NotifyNtfyToken, _ = l.OptionalSecret(EnvNotifyNtfyToken)
+	if path := l.String(EnvApproversFile, ""); path != "" {
+		a, err := approvals.LoadApprovers(path)
+		if err != nil {
+			problems = append(problems, &config.SettingError{Name: EnvApproversFile, Problem: approversProblem(err)})
+		}
+		cfg.Approvers = a
+	}
 	cfg.UserTokens = auth.UserTokens{
 		Header:   l.String(EnvUserJWTHeader, auth.DefaultUserTokenHeader),
 		Issuer:   l.String(EnvUserJWTIssuer, auth.DefaultUserTokenIssuer),
@@ -139,6 +166,15 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		return Config{}, fmt.Errorf("gateway configuration: %w", errors.Join(append([]error{err}, problems...)...))
 	}
 	return cfg, nil
+}
+
+// approversProblem names what is wrong with the approvers file: its line
+// number, never its content.
+func approversProblem(err error) string {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return "names a file that cannot be read"
+	}
+	return strings.TrimPrefix(err.Error(), "approvers ")
 }
 
 func tokenProblem(err error) string {

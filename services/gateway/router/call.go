@@ -200,6 +200,9 @@ func (r *Router) preview(ctx context.Context, c *call) (*mcp.CallToolResult, str
 	r.deps.Audit.Log(rec)
 	if kind == tickets.ApprovalHuman {
 		r.deps.Metrics.Ticket("pending")
+		if r.deps.OnPending != nil {
+			r.deps.OnPending(t)
+		}
 	}
 	body := map[string]any{
 		"status":     "confirmation_required",
@@ -219,7 +222,7 @@ func nextStep(tool, ticket, kind string) string {
 		"Only if the user agrees, call %s again with exactly the same arguments plus \"confirm\": true and \"ticket\": %q.", tool, ticket)
 	if kind == tickets.ApprovalHuman {
 		s += fmt.Sprintf(" This write also needs a person's approval outside this chat "+
-			"(gateway admin: `gateway approvals approve %s`); a confirm from the assistant alone is not consent.", ticket)
+			"(the gateway's approval page, or `gateway approvals approve %s`); a confirm from the assistant alone is not consent.", ticket)
 	}
 	return s
 }

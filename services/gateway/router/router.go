@@ -68,6 +68,9 @@ type Deps struct {
 	Logger   *slog.Logger
 	Now      func() time.Time
 	Backends []Backend
+	// OnPending, when set, is told of every ticket that starts waiting for
+	// a person (notifications); it must not block.
+	OnPending func(tickets.Ticket)
 }
 
 // Router is the MCP front of the gateway.
