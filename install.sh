@@ -178,11 +178,12 @@ first_token=""
 tokens=$secrets_dir/gateway/client_tokens
 if ! { [ -f "$tokens" ] && grep -q '^sha256:' "$tokens"; }; then
 	if $dry_run; then
-		say "would create a first client token (openwebui, group users) in $tokens"
+		say "would create a first client token (openwebui, group users, user=jwt) in $tokens"
 	else
 		mkdir -p "$(dirname "$gateway_bin")"
 		CGO_ENABLED=0 go build -trimpath -o "$gateway_bin" ./services/gateway
-		out=$("$gateway_bin" token openwebui users)
+		# OpenWebUI's end users come from its signed user token (docs/clients.md).
+		out=$("$gateway_bin" token openwebui users user=jwt)
 		first_token=$(printf '%s\n' "$out" | sed -n 's/^token .*: //p')
 		[ -f "$tokens" ] || new_file "$tokens"
 		printf '%s\n' "$out" | grep '^sha256:' >>"$tokens"
@@ -287,4 +288,7 @@ fi
 say ""
 say "OpenWebUI: Admin Settings → External Tools → add a server of type \"MCP (Streamable HTTP)\","
 say "URL http://gateway:8080/mcp/<service>, authentication Bearer with the token above."
+say "So the gateway knows who is asking, set in OpenWebUI's environment (the openwebui token needs it):"
+say "  ENABLE_FORWARD_USER_INFO_HEADERS=true"
+say "  FORWARD_USER_INFO_HEADER_JWT_SECRET=<the content of $secrets_dir/gateway/user_jwt_secret>"
 say "More: docs/clients.md. Stop with ./install.sh --down."

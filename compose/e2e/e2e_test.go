@@ -27,6 +27,17 @@ import (
 // repoRoot is where install.sh and compose.yaml live.
 var repoRoot, _ = filepath.Abs("../..")
 
+// probeImage is the probe built with the images under test
+// (TOOLGATE_TAG, as scripts/images.sh and compose tag them).
+var probeImage = "toolgate/probe:" + envOr("TOOLGATE_TAG", "local")
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
 func TestStack(t *testing.T) {
 	if err := exec.Command("docker", "info").Run(); err != nil {
 		t.Skip("no Docker engine: ", err)
@@ -55,11 +66,11 @@ func TestStack(t *testing.T) {
 	// A stand-in for the user's OpenWebUI container (created, not started:
 	// install.sh only connects it to the clients network).
 	owui := project + "-openwebui"
-	if out, err := run(ctx, "docker", "create", "--name", owui, "toolgate/probe:local"); err != nil {
+	if out, err := run(ctx, "docker", "create", "--name", owui, probeImage); err != nil {
 		if _, err := run(ctx, filepath.Join(repoRoot, "scripts/images.sh"), "probe"); err != nil {
 			t.Fatalf("build the probe image: %v", err)
 		}
-		if out, err = run(ctx, "docker", "create", "--name", owui, "toolgate/probe:local"); err != nil {
+		if out, err = run(ctx, "docker", "create", "--name", owui, probeImage); err != nil {
 			t.Fatalf("create the OpenWebUI stand-in: %v %s", err, out)
 		}
 	}
@@ -68,7 +79,10 @@ func TestStack(t *testing.T) {
 		return run(ctx, filepath.Join(repoRoot, "install.sh"), append([]string{"--demo", "--project", project, "--secrets", secrets, "--env-file", envFile, "--openwebui", owui}, args...)...)
 	}
 
-	out, err := install()
+	// The approval page is published on the host's loopback, as a person
+	// would reach it.
+	approvalsAddr := freeLoopback(t)
+	out, err := install("--approvals", approvalsAddr)
 	if err != nil {
 		logs, _ := run(context.Background(), "docker", compose("logs", "--no-color", "--tail", "30")...)
 		t.Fatalf("install.sh --demo: %v\n%s\n--- logs\n%s", err, out, logs)
@@ -78,9 +92,16 @@ func TestStack(t *testing.T) {
 		t.Fatalf("install.sh printed no client token:\n%s", out)
 	}
 	token := m[1]
-	if !strings.Contains(out, "http://gateway:8080/mcp") {
-		t.Errorf("install.sh did not print the MCP URL:\n%s", out)
+	if !strings.Contains(out, "http://gateway:8080/mcp") || !strings.Contains(out, "FORWARD_USER_INFO_HEADER_JWT_SECRET") {
+		t.Errorf("install.sh did not print the MCP URL and OpenWebUI's settings:\n%s", out)
 	}
+	// The first token is OpenWebUI's: its end users come from the signed
+	// user token, minted here as OpenWebUI mints it.
+	jwtSecret, err := os.ReadFile(filepath.Join(secrets, "gateway", "user_jwt_secret"))
+	if err != nil || len(strings.TrimSpace(string(jwtSecret))) < 32 {
+		t.Fatalf("install.sh generated no user token secret: %v", err)
+	}
+	userJWT := func(email, role string) string { return mintOpenWebUI(strings.TrimSpace(string(jwtSecret)), email, role) }
 
 	if nets, _ := run(ctx, "docker", "inspect", "-f", "{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}", owui); !strings.Contains(nets, project+"_clients") {
 		t.Errorf("install.sh did not connect the OpenWebUI container to the clients network: %q", nets)
@@ -102,7 +123,8 @@ func TestStack(t *testing.T) {
 	t.Run("MCP client on the clients network", func(t *testing.T) {
 		out, err := run(ctx, "docker", "run", "--rm", "--network", project+"_clients",
 			"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "65532",
-			"toolgate/probe:local", "-url", "http://gateway:8080/mcp", "-token", token,
+			probeImage, "-url", "http://gateway:8080/mcp", "-token", token,
+			"-user-jwt", userJWT("ann@example.org", "user"),
 			"-unreachable", strings.Join(targets, ","),
 			// One read per service, each answered by its fake upstream.
 			"-read", "sonarr_series_list={}", "-read", "radarr_movie_list={}", "-read", "prowlarr_indexer_list={}",
@@ -112,6 +134,10 @@ func TestStack(t *testing.T) {
 		if err != nil || !strings.Contains(out, "\nPASS") {
 			t.Fatalf("probe failed: %v", err)
 		}
+	})
+
+	t.Run("OpenWebUI-style client: signed user, OpenAPI write approved on the page", func(t *testing.T) {
+		approveOnThePage(ctx, t, project, "http://"+approvalsAddr, token, userJWT("ann@example.org", "admin"), filepath.Join(secrets, "gateway", "admin_token"))
 	})
 
 	t.Run("approvals CLI inside the gateway container", func(t *testing.T) {
@@ -137,7 +163,7 @@ func TestStack(t *testing.T) {
 	})
 
 	t.Run("doctor passes", func(t *testing.T) {
-		out, err := run(ctx, "go", "run", "./deploy/doctor", "-project", project)
+		out, err := run(ctx, "go", "run", "./deploy/doctor", "-project", project, "-approvals", approvalsAddr)
 		t.Logf("doctor:\n%s", out)
 		if err != nil || !strings.Contains(out, " 0 failed") {
 			t.Fatalf("doctor failed on the demo stack: %v", err)
@@ -150,7 +176,7 @@ func TestStack(t *testing.T) {
 		name := project + "-intruder"
 		out, err := run(ctx, "docker", "run", "-d", "--name", name, "--network", project+"_clients",
 			"--label", "com.docker.compose.project="+project, "--label", "com.docker.compose.service=intruder",
-			"--user", "0", "--entrypoint", "/app", "toolgate/probe:local", "-url", "http://127.0.0.1:1/mcp")
+			"--user", "0", "--entrypoint", "/app", probeImage, "-url", "http://127.0.0.1:1/mcp")
 		if err != nil {
 			t.Fatalf("start intruder: %v %s", err, out)
 		}

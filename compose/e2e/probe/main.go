@@ -6,6 +6,14 @@
 // check and exits non-zero if any failed.
 //
 //	probe -url http://gateway:8080/mcp -token-file /run/secrets/token -unreachable demo:8000,policy:8181
+//
+// With -openapi it is an OpenWebUI-style client instead: it reads a
+// service's OpenAPI tool server document and calls its tools as OpenWebUI
+// does (JSON bodies, bearer token, its signed user token in
+// X-OpenWebUI-User-Jwt), previews a write that needs a person, and
+// confirms until a person has approved it on the approval page.
+//
+//	probe -openapi http://gateway:8080/openapi/demo -token tg_… -user-jwt eyJ…
 package main
 
 import (
@@ -29,6 +37,8 @@ func main() {
 	token := flag.String("token", "", "client bearer token (or -token-file)")
 	tokenFile := flag.String("token-file", "", "file holding the client bearer token")
 	unreachable := flag.String("unreachable", "", "comma-separated host:port that must NOT be reachable from here")
+	userJWT := flag.String("user-jwt", "", "OpenWebUI's signed user token, sent as X-OpenWebUI-User-Jwt")
+	openapiURL := flag.String("openapi", "", "a service's OpenAPI tool server (…/openapi/demo): run the OpenWebUI-style flow instead of MCP")
 	var reads readList
 	flag.Var(&reads, "read", "tool=JSON-arguments of a read that must succeed (repeatable)")
 	flag.Parse()
@@ -43,7 +53,20 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	r := &report{}
-	r.mcpFlow(ctx, *url, *token, reads)
+	auth := bearer{token: *token, userJWT: *userJWT}
+	if *openapiURL != "" {
+		// A person has to find and approve the ticket meanwhile.
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		r.openapiFlow(ctx, strings.TrimRight(*openapiURL, "/"), auth)
+		if r.failed > 0 {
+			fmt.Printf("FAIL %d checks failed\n", r.failed)
+			os.Exit(1)
+		}
+		fmt.Println("PASS")
+		return
+	}
+	r.mcpFlow(ctx, *url, auth, reads)
 	// Dials to an internal network's addresses time out rather than fail
 	// fast, so they run side by side; results print in the given order.
 	var addrs []string
@@ -80,11 +103,16 @@ func (r *report) check(name string, err error) bool {
 	return true
 }
 
-type bearer struct{ token string }
+// bearer adds the client token and, when set, the user token to every
+// request, as OpenWebUI does.
+type bearer struct{ token, userJWT string }
 
 func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	req.Header.Set("Authorization", "Bearer "+b.token)
+	if b.userJWT != "" {
+		req.Header.Set("X-OpenWebUI-User-Jwt", b.userJWT)
+	}
 	return http.DefaultTransport.RoundTrip(req)
 }
 
@@ -94,13 +122,13 @@ type readList []string
 func (l *readList) String() string     { return strings.Join(*l, " ") }
 func (l *readList) Set(v string) error { *l = append(*l, v); return nil }
 
-func (r *report) mcpFlow(ctx context.Context, url, token string, reads readList) {
+func (r *report) mcpFlow(ctx context.Context, url string, auth bearer, reads readList) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "toolgate-e2e-probe", Version: "1"}, nil)
 	var s *sdk.ClientSession
 	// The gateway may still be refreshing its services just after start.
 	err := retry(ctx, func() error {
 		var err error
-		s, err = client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+		s, err = client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: auth}}, nil)
 		return err
 	})
 	if !r.check("connect "+url, err) {
