@@ -43,15 +43,21 @@ func combinations() [][]string {
 			all = append(all, p)
 		}
 	}
-	out = append(out, append(all, "web.env", "gateway.env"), []string{"demo", "web.env", "gateway.env", "homeassistant", "unraid", "extended", "ersatztv", "tuliprox"})
+	extras := []string{"web.env", "gateway.env", "approvers", "notify", "lan"}
+	out = append(out, append(all, extras...), append([]string{"demo", "homeassistant", "unraid", "extended", "ersatztv", "tuliprox"}, extras...))
 	return out
 }
 
+// specFor: what the example's [lan] and [notify] blocks promise.
 func specFor(on []string) Spec {
+	s := DefaultSpec
 	if slices.Contains(on, "lan") {
-		return Spec{LAN: netip.MustParsePrefix("10.0.10.0/24")}
+		s.LAN = netip.MustParsePrefix("10.0.10.0/24")
 	}
-	return DefaultSpec
+	if slices.Contains(on, "notify") {
+		s.Notify = netip.MustParsePrefix("192.168.1.40/32")
+	}
+	return s
 }
 
 // TestEveryProfileCombinationKeepsTheInvariants builds the example overlay
@@ -79,7 +85,7 @@ func TestEveryProfileCombinationKeepsTheInvariants(t *testing.T) {
 					want = append(want, "unraid-ssh")
 				case "demo":
 					want = append(want, "arr", "demo", "fakes", "frigate")
-				case "web.env", "gateway.env", "lan":
+				case "web.env", "gateway.env", "approvers", "notify", "lan":
 				default:
 					want = append(want, p)
 				}
@@ -107,6 +113,19 @@ func TestLANIsConfigurable(t *testing.T) {
 	errs := Check(o, DefaultSpec)
 	if !containsErr(errs, "toolgate/arr -> 192.168.1.10") || !containsErr(errs, "toolgate/arr -> 10.0.10.7") {
 		t.Fatalf("the checker did not notice the LAN moved: %v", errs)
+	}
+}
+
+// TestNotificationsOpenOneWayOut: the example's [notify] block lets the
+// gateway reach exactly its webhook host on 443, and the checker holds the
+// build to that.
+func TestNotificationsOpenOneWayOut(t *testing.T) {
+	o := objectsFor(t, newFS(t), "notify")
+	if errs := Check(o, specFor([]string{"notify"})); len(errs) > 0 {
+		t.Fatal(errors.Join(errs...))
+	}
+	if errs := Check(o, DefaultSpec); !containsErr(errs, "toolgate/gateway -> 192.168.1.40 443/TCP is allowed, want refused") {
+		t.Fatalf("the checker did not notice the gateway's way out: %v", errs)
 	}
 }
 
@@ -185,7 +204,7 @@ func TestExampleMarkers(t *testing.T) {
 			}
 		}
 	}
-	known := append(slices.Clone(Profiles), "web.env", "gateway.env", "lan")
+	known := append(slices.Clone(Profiles), "web.env", "gateway.env", "approvers", "notify", "lan")
 	for p := range seen {
 		if !slices.Contains(known, p) {
 			t.Errorf("marker [%s] names no profile", p)

@@ -206,6 +206,8 @@ func protoOf(p corev1.ContainerPort) corev1.Protocol {
 // refused. LAN is where the home-lab applications live.
 type Spec struct {
 	LAN netip.Prefix
+	// Notify is the gateway's webhook or ntfy server (HTTPS), if any.
+	Notify netip.Prefix
 }
 
 // DefaultSpec matches the base's lan-upstreams CIDR.
@@ -258,7 +260,8 @@ func (s Spec) Want(c Conn) bool {
 	switch role(from) {
 	case roleGateway:
 		return isDNS || (role(to) == roleTool && c.Port == ServicePort && tcp) ||
-			(role(to) == rolePolicy && c.Port == 8181 && tcp)
+			(role(to) == rolePolicy && c.Port == 8181 && tcp) ||
+			(!to.isPod() && s.Notify.IsValid() && s.Notify.Contains(ip) && c.Port == 443 && tcp)
 	case roleTool:
 		if isDNS {
 			return true
@@ -304,7 +307,7 @@ func Outsiders() []Peer {
 	}
 	for _, a := range []string{
 		"1.1.1.1", "8.8.8.8", "2606:4700:4700::1111", // public
-		"192.168.1.10", "10.0.10.7", "172.16.5.5", "100.100.100.100", // LANs, Tailscale
+		"192.168.1.10", "192.168.1.40", "10.0.10.7", "172.16.5.5", "100.100.100.100", // LANs, Tailscale
 		"10.42.0.7", "10.43.0.10", // k3s pods and services
 		"169.254.169.254", "127.0.0.1", "0.0.0.0", "224.0.0.251", "255.255.255.255",
 		"::1", "fd00::1", "fe80::1", "::ffff:10.0.0.1", "ff02::fb",
