@@ -179,6 +179,9 @@ func TestApprovalPageInARealBrowser(t *testing.T) {
 		t.Fatalf("the link led to %s", got)
 	}
 	previewText, userText := text(`pre.json`), text(`dd.user`)
+	if why := text(`dd.why`); why != "notes need a person in this test" {
+		t.Errorf("the page gives %q as the reason a person is asked", why)
+	}
 	live, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('article img, article b').length`))
 	if err != nil {
 		t.Fatal(err)

@@ -189,7 +189,7 @@ func (r *Router) preview(ctx context.Context, c *call) (*mcp.CallToolResult, str
 	}
 	// policy.Validate guarantees a positive TTL for confirm.
 	ttl := time.Duration(c.decision.TTLSeconds) * time.Second
-	t, err := r.deps.Tickets.Issue(r.binding(c), digest, kind, ttl, preview)
+	t, err := r.deps.Tickets.Issue(r.binding(c), digest, kind, ttl, preview, tickets.WithReason(c.decision.Reason))
 	if err != nil {
 		return errorResult(toolerr.Wrap(toolerr.Busy, err, "too many open tickets; try again later")), string(toolerr.Busy)
 	}

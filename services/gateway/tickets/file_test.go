@@ -40,7 +40,10 @@ func TestTicketsSurviveReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tickets.db")
 	s := openFile(t, path, c)
 	ready := issue(t, s, tickets.ApprovalModel)
-	pending := issue(t, s, tickets.ApprovalHuman)
+	pending, err := s.Issue(base, "sha256:preview", tickets.ApprovalHuman, ttl, json.RawMessage(`{"to":"unlocked"}`), tickets.WithReason("destructive write needs human approval"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	// A preview that is not JSON comes back byte for byte too.
 	odd, err := s.Issue(base, "sha256:p2", tickets.ApprovalModel, ttl, json.RawMessage("not json \xff"))
 	if err != nil {
@@ -53,7 +56,7 @@ func TestTicketsSurviveReopen(t *testing.T) {
 			t.Fatalf("ticket %s lost across reopen", want.ID)
 		}
 		if got.Binding != want.Binding || got.State != want.State || got.PreviewDigest != want.PreviewDigest ||
-			got.Approval != want.Approval || string(got.Preview) != string(want.Preview) ||
+			got.Approval != want.Approval || string(got.Preview) != string(want.Preview) || got.Reason != want.Reason ||
 			!got.Created.Equal(want.Created) || !got.Expires.Equal(want.Expires) {
 			t.Errorf("reopened ticket\n got %+v\nwant %+v", got, want)
 		}

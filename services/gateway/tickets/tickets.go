@@ -110,10 +110,17 @@ func NewStore(now func() time.Time, max, perClient int) *Store {
 	return &Store{now: now, max: max, perClient: perClient, tickets: map[string]*Ticket{}}
 }
 
+// IssueOption adds an optional detail to a ticket being issued.
+type IssueOption func(*Ticket)
+
+// WithReason records why the policy asked for consent (shown to the
+// person who approves).
+func WithReason(reason string) IssueOption { return func(t *Ticket) { t.Reason = reason } }
+
 // Issue creates a ticket. approvalKind "human" starts it Pending; so does
 // any kind other than "model" or empty, so a misspelt policy answer fails
 // closed. A ttl <= 0 means DefaultTTL (a zero ttl would issue a dead ticket).
-func (s *Store) Issue(b Binding, previewDigest, approvalKind string, ttl time.Duration, preview json.RawMessage) (Ticket, error) {
+func (s *Store) Issue(b Binding, previewDigest, approvalKind string, ttl time.Duration, preview json.RawMessage, opts ...IssueOption) (Ticket, error) {
 	id, err := newID()
 	if err != nil {
 		return Ticket{}, err
@@ -130,6 +137,9 @@ func (s *Store) Issue(b Binding, previewDigest, approvalKind string, ttl time.Du
 	}
 	if approvalKind != ApprovalModel && approvalKind != "" {
 		t.State = Pending
+	}
+	for _, o := range opts {
+		o(t)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
