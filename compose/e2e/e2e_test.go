@@ -101,7 +101,9 @@ func TestStack(t *testing.T) {
 	if err != nil || len(strings.TrimSpace(string(jwtSecret))) < 32 {
 		t.Fatalf("install.sh generated no user token secret: %v", err)
 	}
-	userJWT := func(email, role string) string { return mintOpenWebUI(strings.TrimSpace(string(jwtSecret)), email, role) }
+	userJWT := func(email, role string) string {
+		return mintOpenWebUI(strings.TrimSpace(string(jwtSecret)), email, role)
+	}
 
 	if nets, _ := run(ctx, "docker", "inspect", "-f", "{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}", owui); !strings.Contains(nets, project+"_clients") {
 		t.Errorf("install.sh did not connect the OpenWebUI container to the clients network: %q", nets)

@@ -125,4 +125,3 @@ func send(ctx context.Context, hc *http.Client, method, url string, body []byte)
 	out, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
 	return res.StatusCode, bytes.TrimSpace(out), err
 }
-
