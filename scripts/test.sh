@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's one test command (CI runs exactly this): formatting, vet,
-# the Rego checks and tests, every Go test with the race detector, and a
-# short run of every fuzz target. It installs what it needs once: opa from
-# the Go module proxy, shellcheck and searx with apt-get.
+# staticcheck, the Rego checks and tests, every Go test with the race
+# detector, and a short run of every fuzz target. It installs what it needs
+# once: opa and staticcheck from the Go module proxy, shellcheck and searx
+# with apt-get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +17,13 @@ if ! opa version 2>/dev/null | grep -qx "Version: $OPA_VERSION"; then
 	CGO_ENABLED=0 go install -ldflags="-s -w" "github.com/open-policy-agent/opa@v$OPA_VERSION"
 fi
 
+# staticcheck 2026.2.2 (module v0.8.2) is a release that knows Go 1.26.
+STATICCHECK_VERSION=0.8.2
+if ! staticcheck -version 2>/dev/null | grep -qF "($STATICCHECK_VERSION)"; then
+	echo "== installing staticcheck v$STATICCHECK_VERSION (Go module proxy)"
+	go install "honnef.co/go/tools/cmd/staticcheck@v$STATICCHECK_VERSION"
+fi
+
 echo "== gofmt"
 unformatted=$(find . -name '*.go' -not -path './.git/*' -print0 | xargs -0 gofmt -l)
 if [ -n "$unformatted" ]; then
@@ -25,6 +33,10 @@ fi
 
 echo "== go vet"
 go vet ./...
+
+echo "== staticcheck"
+staticcheck ./...
+staticcheck -tags e2e ./compose/e2e/
 
 # Debian packages the checks use: shellcheck, and searx (a real metasearch
 # engine the web service's SearXNG client is tested against, on loopback).

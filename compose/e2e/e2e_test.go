@@ -66,11 +66,11 @@ func TestStack(t *testing.T) {
 	// A stand-in for the user's OpenWebUI container (created, not started:
 	// install.sh only connects it to the clients network).
 	owui := project + "-openwebui"
-	if out, err := run(ctx, "docker", "create", "--name", owui, probeImage); err != nil {
+	if _, err := run(ctx, "docker", "create", "--name", owui, probeImage); err != nil {
 		if _, err := run(ctx, filepath.Join(repoRoot, "scripts/images.sh"), "probe"); err != nil {
 			t.Fatalf("build the probe image: %v", err)
 		}
-		if out, err = run(ctx, "docker", "create", "--name", owui, probeImage); err != nil {
+		if out, err := run(ctx, "docker", "create", "--name", owui, probeImage); err != nil {
 			t.Fatalf("create the OpenWebUI stand-in: %v %s", err, out)
 		}
 	}

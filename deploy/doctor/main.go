@@ -54,7 +54,7 @@ func envOr(name, def string) string {
 
 // inspect reads the project's containers and networks from the engine.
 func inspect(ctx context.Context, project string) (Stack, error) {
-	cli, err := client.New(client.WithHostFromEnv(), client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.WithHostFromEnv()) // version negotiation is on by default
 	if err != nil {
 		return Stack{}, fmt.Errorf("docker client: %w", err)
 	}

@@ -200,6 +200,7 @@ var clientCases = []clientCase{
 	mcpgoCase("mcp-go default", modernVersion),
 	mcpgoCase("mcp-go pinned 2025-11-25", "2025-11-25", mcpgoclient.WithProtocolVersion("2025-11-25")),
 	mcpgoCase("mcp-go pinned 2025-03-26", "2025-03-26", mcpgoclient.WithProtocolVersion("2025-03-26")),
+	//lint:ignore SA1019 legacy-only clients are still deployed; the service must serve them
 	mcpgoCase("mcp-go legacy only", "2025-11-25", mcpgoclient.WithLegacyProtocolOnly()),
 	sdkCase("go-sdk default", "", modernVersion, false),
 	sdkCase("go-sdk pinned 2025-11-25", "2025-11-25", "2025-11-25", false),

@@ -33,7 +33,8 @@ type searchInput struct {
 	Nested  *struct {
 		Key string `json:"key"`
 	} `json:"nested,omitempty"`
-	hidden string //nolint:unused // unexported fields are no arguments
+	//lint:ignore U1000 an unexported field must not become an argument
+	hidden string
 	Skip   string `json:"-"`
 }
 

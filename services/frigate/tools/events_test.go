@@ -228,7 +228,7 @@ func TestSearchEvents(t *testing.T) {
 	if !strings.Contains(reqs[0], "search_type=description") || !strings.Contains(reqs[0], "include_thumbnails=0") {
 		t.Errorf("search request = %s", reqs[0])
 	}
-	out = h.mustOK(t, "frigate_search_events", with(window(), "query", "person", "searchType", "both"))
+	h.mustOK(t, "frigate_search_events", with(window(), "query", "person", "searchType", "both"))
 	if !strings.Contains(h.requests("/events/search?")[1], "search_type=thumbnail%2Cdescription") {
 		t.Error("both is not sent as thumbnail,description")
 	}

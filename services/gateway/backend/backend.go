@@ -99,8 +99,9 @@ func (b *Backend) session(ctx context.Context) (*client.Client, error) {
 	tr, err := transport.NewStreamableHTTP(b.cfg.URL,
 		transport.WithHTTPBasicClient(b.cfg.HTTPClient),
 		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + string(b.cfg.Token)}),
+		//lint:ignore SA1019 services on session revisions announce tools/list_changed on this stream
 		transport.WithContinuousListening(),
-		transport.WithLogger(slog.New(quietListening{b.log.Handler()})),
+		transport.WithHTTPLogger(slog.New(quietListening{b.log.Handler()})),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("service %s: %w", b.cfg.Name, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // The ticket file is one bbolt database: a bucket of tickets keyed by id
@@ -70,7 +71,7 @@ func openFile(path string, now time.Time) (*file, []*Ticket, error) {
 	}
 	db, err := openDB(path)
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, nil, fmt.Errorf("ticket file %s is locked by another process (a second gateway on the same data volume?)", path)
 		}
 		return nil, nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
