@@ -52,7 +52,14 @@ type TicketStore interface {
 // PinStore is the part of the pin store the admin API uses.
 type PinStore interface {
 	Pending() []pins.Change
-	Accept(service, tool string) error
+	PendingChange(service, tool string) (pins.Change, bool)
+	Accept(service, tool, hash string) error
+}
+
+// PinRecorder, when the Events value also implements it, learns of every
+// accepted pin (the gateway audits it and refreshes the service at once).
+type PinRecorder interface {
+	PinAccepted(service, tool, hash, by string)
 }
 
 // DecisionRecorder, when the Events value also implements it, records who
@@ -77,15 +84,28 @@ type TicketReply struct {
 	Ticket tickets.Ticket `json:"ticket"`
 }
 
+// PinChange is a withheld definition with a unified diff from the pinned
+// one ("" when the pinned definition is not known, only its hash).
+type PinChange struct {
+	pins.Change
+	Diff string `json:"diff"`
+}
+
 // PinList is the body of GET /admin/pins.
 type PinList struct {
-	Pending []pins.Change `json:"pending"`
+	Pending []PinChange `json:"pending"`
+}
+
+// PinReply is the body of GET /admin/pins/{service}/{tool}.
+type PinReply struct {
+	Pending PinChange `json:"pending"`
 }
 
 // PinAccepted is the body of POST /admin/pins/{service}/{tool}/accept.
 type PinAccepted struct {
 	Service string `json:"service"`
 	Tool    string `json:"tool"`
+	Hash    string `json:"hash"`
 }
 
 // ErrorReply is the body of every error answer.
@@ -99,10 +119,18 @@ type ErrorDetail struct {
 	Message string       `json:"message"`
 }
 
-// decisionBody is the optional body of approve, deny and accept.
+// decisionBody is the optional body of approve and deny.
 type decisionBody struct {
 	By *string `json:"by"`
 }
+
+// acceptBody is the body of a pin accept: the hash the operator reviewed.
+type acceptBody struct {
+	Hash string  `json:"hash"`
+	By   *string `json:"by,omitempty"`
+}
+
+var hashPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
@@ -149,6 +177,7 @@ func NewHandler(token []byte, t TicketStore, p PinStore, ev Events, logger *slog
 	h.route("POST", "/admin/tickets/{id}/approve", h.decide("approved", t.Approve))
 	h.route("POST", "/admin/tickets/{id}/deny", h.decide("denied", t.Deny))
 	h.route("GET", "/admin/pins", h.listPins)
+	h.route("GET", "/admin/pins/{service}/{tool}", h.showPin)
 	h.route("POST", "/admin/pins/{service}/{tool}/accept", h.acceptPin)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, toolerr.NotFound, "no such admin endpoint")
@@ -266,35 +295,85 @@ func decisionError(id string, t tickets.Ticket, err error) (int, toolerr.Code, s
 }
 
 func (h *handler) listPins(w http.ResponseWriter, _ *http.Request) {
-	out := PinList{Pending: h.pins.Pending()}
-	if out.Pending == nil {
-		out.Pending = []pins.Change{}
+	pending := h.pins.Pending()
+	out := PinList{Pending: make([]PinChange, 0, len(pending))}
+	for _, c := range pending {
+		out.Pending = append(out.Pending, PinChange{Change: c, Diff: pins.Diff(c)})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (h *handler) acceptPin(w http.ResponseWriter, r *http.Request) {
+func pinNames(w http.ResponseWriter, r *http.Request) (string, string, bool) {
 	service, tool := r.PathValue("service"), r.PathValue("tool")
 	if !validName(service) || !validName(tool) {
 		writeError(w, http.StatusBadRequest, toolerr.InvalidArgument, "invalid service or tool name")
-		return
+		return "", "", false
 	}
-	by, ok := readBy(w, r)
+	return service, tool, true
+}
+
+func (h *handler) showPin(w http.ResponseWriter, r *http.Request) {
+	service, tool, ok := pinNames(w, r)
 	if !ok {
 		return
 	}
-	if err := h.pins.Accept(service, tool); err != nil {
-		if errors.Is(err, pins.ErrNoChange) {
-			writeError(w, http.StatusNotFound, toolerr.NotFound,
-				fmt.Sprintf("no pending change for %s/%s", service, tool))
-			return
+	c, found := h.pins.PendingChange(service, tool)
+	if !found {
+		writeError(w, http.StatusNotFound, toolerr.NotFound, fmt.Sprintf("no pending change for %s/%s", service, tool))
+		return
+	}
+	writeJSON(w, http.StatusOK, PinReply{Pending: PinChange{Change: c, Diff: pins.Diff(c)}})
+}
+
+func (h *handler) acceptPin(w http.ResponseWriter, r *http.Request) {
+	service, tool, ok := pinNames(w, r)
+	if !ok {
+		return
+	}
+	var body acceptBody
+	if !readJSON(w, r, &body, `{"hash":"sha256:…","by":"name"}`) {
+		return
+	}
+	hash := strings.ToLower(strings.TrimSpace(body.Hash))
+	if !strings.HasPrefix(hash, "sha256:") {
+		hash = "sha256:" + hash
+	}
+	if !hashPattern.MatchString(hash) {
+		writeError(w, http.StatusBadRequest, toolerr.InvalidArgument,
+			`body must name the reviewed definition: {"hash":"sha256:<64 hex digits>"}, as pins list shows it`)
+		return
+	}
+	by := DefaultDecider
+	if body.By != nil {
+		if n := SanitizeName(*body.By); n != "" {
+			by = n
 		}
+	}
+	err := h.pins.Accept(service, tool, hash)
+	switch {
+	case err == nil:
+	case errors.Is(err, pins.ErrNoChange):
+		writeError(w, http.StatusNotFound, toolerr.NotFound, fmt.Sprintf("no pending change for %s/%s", service, tool))
+		return
+	case errors.Is(err, pins.ErrHashMismatch):
+		now := ""
+		if c, found := h.pins.PendingChange(service, tool); found {
+			now = " (now " + c.Current + ")"
+		}
+		h.log.Warn("pin accept refused: the pending definition changed", "service", service, "tool", tool, "by", by, "reviewed", hash)
+		writeError(w, http.StatusConflict, toolerr.Forbidden, fmt.Sprintf(
+			"the pending definition of %s/%s is not %s%s; nothing was accepted — review it again with pins show", service, tool, hash, now))
+		return
+	default:
 		h.log.Error("pin accept failed", "service", service, "tool", tool, "by", by, "error", err)
 		writeError(w, http.StatusInternalServerError, toolerr.Internal, "internal error")
 		return
 	}
-	h.log.Info("pin accepted", "service", service, "tool", tool, "by", by)
-	writeJSON(w, http.StatusOK, PinAccepted{Service: service, Tool: tool})
+	h.log.Info("pin accepted", "service", service, "tool", tool, "hash", hash, "by", by)
+	if rec, ok := h.events.(PinRecorder); ok {
+		rec.PinAccepted(service, tool, hash, by)
+	}
+	writeJSON(w, http.StatusOK, PinAccepted{Service: service, Tool: tool, Hash: hash})
 }
 
 func ticketID(w http.ResponseWriter, r *http.Request) (string, bool) {
@@ -309,25 +388,8 @@ func ticketID(w http.ResponseWriter, r *http.Request) (string, bool) {
 // readBy reads the optional {"by": NAME} body; an empty body means
 // DefaultDecider.
 func readBy(w http.ResponseWriter, r *http.Request) (string, bool) {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			writeError(w, http.StatusRequestEntityTooLarge, toolerr.TooLarge,
-				fmt.Sprintf("request body is larger than %d bytes", maxBodyBytes))
-		} else {
-			writeError(w, http.StatusBadRequest, toolerr.InvalidArgument, "cannot read request body")
-		}
-		return "", false
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return DefaultDecider, true
-	}
 	var body decisionBody
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil || dec.Decode(new(json.RawMessage)) != io.EOF {
-		writeError(w, http.StatusBadRequest, toolerr.InvalidArgument, `body must be a JSON object like {"by":"name"}`)
+	if !readJSON(w, r, &body, `{"by":"name"}`) {
 		return "", false
 	}
 	if body.By == nil {
@@ -338,6 +400,32 @@ func readBy(w http.ResponseWriter, r *http.Request) (string, bool) {
 		return DefaultDecider, true
 	}
 	return by, true
+}
+
+// readJSON reads an optional JSON object body into v (an empty body leaves
+// v as it is); unknown fields are refused with example as the hint.
+func readJSON(w http.ResponseWriter, r *http.Request, v any, example string) bool {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeError(w, http.StatusRequestEntityTooLarge, toolerr.TooLarge,
+				fmt.Sprintf("request body is larger than %d bytes", maxBodyBytes))
+		} else {
+			writeError(w, http.StatusBadRequest, toolerr.InvalidArgument, "cannot read request body")
+		}
+		return false
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return true
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil || dec.Decode(new(json.RawMessage)) != io.EOF {
+		writeError(w, http.StatusBadRequest, toolerr.InvalidArgument, "body must be a JSON object like "+example)
+		return false
+	}
+	return true
 }
 
 // SanitizeName makes a decider's name safe to store, log and show: valid

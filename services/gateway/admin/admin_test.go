@@ -343,14 +343,28 @@ func TestDecideUnknownTicket(t *testing.T) {
 	}
 }
 
+// pinHash is a syntactically valid pin hash made of one repeated digit.
+func pinHash(d string) string { return "sha256:" + strings.Repeat(d, 64) }
+
+// pinDef is a tool definition whose description is desc.
+func pinDef(t *testing.T, desc string) json.RawMessage {
+	t.Helper()
+	d, _, err := pins.Definition(map[string]any{"name": "lock_door", "description": desc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func TestPins(t *testing.T) {
 	e := newEnv(t)
 	r := e.do(t, "GET", "/admin/pins", "")
 	if r.status != 200 || strings.TrimSpace(string(r.body)) != `{"pending":[]}` {
 		t.Fatalf("empty pins: %d %s", r.status, r.body)
 	}
-	for _, h := range []string{"sha256:old", "sha256:new"} {
-		if _, err := e.pins.Check("homeassistant", "lock_door", h); err != nil {
+	oldHash, newHash, evilHash := pinHash("1"), pinHash("2"), pinHash("3")
+	for _, c := range []struct{ hash, desc string }{{oldHash, "Locks the door."}, {newHash, "Locks the door. Also unlocks it."}} {
+		if _, err := e.pins.Check("homeassistant", "lock_door", c.hash, pinDef(t, c.desc)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -359,22 +373,42 @@ func TestPins(t *testing.T) {
 	if err := json.Unmarshal(r.body, &list); err != nil {
 		t.Fatal(err)
 	}
-	want := []pins.Change{{Service: "homeassistant", Tool: "lock_door", Pinned: "sha256:old", Current: "sha256:new"}}
-	if !slices.Equal(list.Pending, want) {
+	if len(list.Pending) != 1 {
 		t.Fatalf("pending = %+v", list.Pending)
 	}
+	p := list.Pending[0]
+	if p.Service != "homeassistant" || p.Tool != "lock_door" || p.Pinned != oldHash || p.Current != newHash ||
+		!strings.Contains(string(p.CurrentDefinition), "Also unlocks it") ||
+		!strings.Contains(p.Diff, `+  "description": "Locks the door. Also unlocks it."`) ||
+		!strings.Contains(p.Diff, `-  "description": "Locks the door."`) {
+		t.Fatalf("pending change = %+v", p)
+	}
+	r = e.do(t, "GET", "/admin/pins/homeassistant/lock_door", "")
+	var one PinReply
+	if err := json.Unmarshal(r.body, &one); r.status != 200 || err != nil || one.Pending.Current != newHash || one.Pending.Diff != p.Diff {
+		t.Fatalf("show: %d %s", r.status, r.body)
+	}
+	if r := e.do(t, "GET", "/admin/pins/homeassistant/other", ""); r.status != 404 || r.errorCode(t) != "not_found" {
+		t.Fatalf("show of nothing pending: %d %s", r.status, r.body)
+	}
 
+	accept := func(hash string) string { return `{"by":"carol","hash":"` + hash + `"}` }
 	tests := []struct {
 		name, path, body string
 		status           int
 		code             string
 	}{
-		{"invalid name", "/admin/pins/home%20assistant/lock_door/accept", "", 400, "invalid_argument"},
-		{"slash in name", "/admin/pins/home%2Fassistant/lock_door/accept", "", 400, "invalid_argument"},
-		{"nothing pending", "/admin/pins/homeassistant/other/accept", "", 404, "not_found"},
+		{"invalid name", "/admin/pins/home%20assistant/lock_door/accept", accept(newHash), 400, "invalid_argument"},
+		{"slash in name", "/admin/pins/home%2Fassistant/lock_door/accept", accept(newHash), 400, "invalid_argument"},
+		{"nothing pending", "/admin/pins/homeassistant/other/accept", accept(newHash), 404, "not_found"},
 		{"bad body", "/admin/pins/homeassistant/lock_door/accept", "[", 400, "invalid_argument"},
-		{"accept", "/admin/pins/homeassistant/lock_door/accept", `{"by":"carol"}`, 200, ""},
-		{"accept twice", "/admin/pins/homeassistant/lock_door/accept", "", 404, "not_found"},
+		{"no hash", "/admin/pins/homeassistant/lock_door/accept", `{"by":"carol"}`, 400, "invalid_argument"},
+		{"empty body", "/admin/pins/homeassistant/lock_door/accept", "", 400, "invalid_argument"},
+		{"malformed hash", "/admin/pins/homeassistant/lock_door/accept", accept("sha256:beef"), 400, "invalid_argument"},
+		{"hash of what was pinned", "/admin/pins/homeassistant/lock_door/accept", accept(oldHash), 409, "forbidden"},
+		{"hash of something else", "/admin/pins/homeassistant/lock_door/accept", accept(evilHash), 409, "forbidden"},
+		{"accept the reviewed hash", "/admin/pins/homeassistant/lock_door/accept", accept(newHash), 200, ""},
+		{"accept twice", "/admin/pins/homeassistant/lock_door/accept", accept(newHash), 404, "not_found"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -387,10 +421,10 @@ func TestPins(t *testing.T) {
 			}
 		})
 	}
-	if ok, _ := e.pins.Check("homeassistant", "lock_door", "sha256:new"); !ok {
+	if ok, _ := e.pins.Check("homeassistant", "lock_door", newHash, nil); !ok {
 		t.Fatal("accepted definition is still withheld")
 	}
-	if ok, _ := e.pins.Check("homeassistant", "lock_door", "sha256:old"); ok {
+	if ok, _ := e.pins.Check("homeassistant", "lock_door", oldHash, nil); ok {
 		t.Fatal("old definition still passes after accepting the new one")
 	}
 	if logs := e.logs.String(); !strings.Contains(logs, `"msg":"pin accepted"`) || !strings.Contains(logs, `"by":"carol"`) {
@@ -398,11 +432,36 @@ func TestPins(t *testing.T) {
 	}
 }
 
+// TestPinAcceptRefusesASwappedDefinition: the service changes its
+// definition after the operator reviewed it; accepting the reviewed hash
+// answers 409 and leaves the new definition withheld.
+func TestPinAcceptRefusesASwappedDefinition(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct{ hash, desc string }{
+		{pinHash("1"), "Locks the door."}, {pinHash("2"), "Locks the door (typo fixed)."},
+	} {
+		e.pins.Check("homeassistant", "lock_door", c.hash, pinDef(t, c.desc))
+	}
+	reviewed := e.do(t, "GET", "/admin/pins/homeassistant/lock_door", "")
+	if !strings.Contains(string(reviewed.body), "typo fixed") {
+		t.Fatalf("review: %s", reviewed.body)
+	}
+	e.pins.Check("homeassistant", "lock_door", pinHash("3"), pinDef(t, "Unlocks every door."))
+	r := e.do(t, "POST", "/admin/pins/homeassistant/lock_door/accept", `{"hash":"`+pinHash("2")+`"}`)
+	if r.status != 409 || r.errorCode(t) != "forbidden" || !strings.Contains(string(r.body), pinHash("3")) {
+		t.Fatalf("accept after a swap: %d %s", r.status, r.body)
+	}
+	if ok, _ := e.pins.Check("homeassistant", "lock_door", pinHash("3"), nil); ok {
+		t.Fatal("the swapped-in definition was accepted")
+	}
+}
+
 // failingPins makes Accept fail with an error that must not reach clients.
 type failingPins struct{}
 
-func (failingPins) Pending() []pins.Change { return nil }
-func (failingPins) Accept(string, string) error {
+func (failingPins) Pending() []pins.Change                           { return nil }
+func (failingPins) PendingChange(string, string) (pins.Change, bool) { return pins.Change{}, false }
+func (failingPins) Accept(string, string, string) error {
 	return errors.New("save pins: open /secret/path: disk full")
 }
 
@@ -413,7 +472,7 @@ func TestPinAcceptFailureIsInternal(t *testing.T) {
 	}
 	e := &env{}
 	e.srv = newServerFor(t, h)
-	r := e.do(t, "POST", "/admin/pins/a/b/accept", "")
+	r := e.do(t, "POST", "/admin/pins/a/b/accept", `{"hash":"`+pinHash("4")+`"}`)
 	if r.status != 500 || r.errorCode(t) != "internal" || strings.Contains(string(r.body), "secret") {
 		t.Fatalf("got %d %s", r.status, r.body)
 	}
@@ -432,7 +491,7 @@ func TestNoTokenLeak(t *testing.T) {
 			{"POST", "/admin/tickets/" + tk.ID + "/approve", `{"by":"alice"}`},
 			{"POST", "/admin/tickets/" + tk.ID + "/approve", ""},
 			{"GET", "/admin/pins", ""},
-			{"POST", "/admin/pins/a/b/accept", ""},
+			{"POST", "/admin/pins/a/b/accept", `{"hash":"` + pinHash("5") + `"}`},
 		} {
 			r := e.call(t, req.method, req.path, authz, req.body)
 			bodies = append(bodies, string(r.body))

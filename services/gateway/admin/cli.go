@@ -17,6 +17,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/services/gateway/pins"
 	"github.com/toolgate/toolgate/services/gateway/tickets"
 )
 
@@ -26,8 +27,10 @@ const Usage = `usage:
   approvals show ID                 one ticket with the preview of what it would change
   approvals approve ID [--by NAME]  let the client confirm the ticket
   approvals deny ID [--by NAME]     refuse the ticket for good
-  pins list                         tool definitions withheld because they changed
-  pins accept SERVICE TOOL          accept the changed definition of a tool`
+  pins list                         definitions withheld because they changed, each with its diff
+  pins show SERVICE TOOL            one withheld definition in full, with its diff
+  pins accept SERVICE TOOL HASH     accept the definition you reviewed (HASH as list/show print it)
+                                    TOOL is @instructions for a service's instructions`
 
 // Errors of CLI.Run; check them with errors.Is.
 var (
@@ -80,6 +83,8 @@ func (c *CLI) Run(ctx context.Context, args []string) error {
 		return c.decide(ctx, "deny", args[2:])
 	case "pins list":
 		return c.listPins(ctx, args[2:])
+	case "pins show":
+		return c.showPin(ctx, args[2:])
 	case "pins accept":
 		return c.acceptPin(ctx, args[2:])
 	}
@@ -233,35 +238,95 @@ func (c *CLI) listPins(ctx context.Context, args []string) error {
 	}
 	out := c.out()
 	if len(reply.Pending) == 0 {
-		_, err := fmt.Fprintln(out, "no changed tool definitions waiting")
+		_, err := fmt.Fprintln(out, "no changed definitions waiting")
 		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVICE\tTOOL\tPINNED\tCURRENT")
-	for _, p := range reply.Pending {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(p.Service), cell(p.Tool), cell(p.Pinned), cell(p.Current))
+	for i, p := range reply.Pending {
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		// The diff is the review; without a recorded pinned definition the
+		// whole pending one is.
+		if err := printPin(out, p, p.Diff == ""); err != nil {
+			return err
+		}
 	}
-	return tw.Flush()
+	return nil
 }
 
-func (c *CLI) acceptPin(ctx context.Context, args []string) error {
-	pos, _, err := parseArgs(args, nil, nil)
+func (c *CLI) showPin(ctx context.Context, args []string) error {
+	service, tool, err := pinArgs("pins show", args, 2)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 2 {
-		return usageError("pins accept takes a service and a tool")
+	var reply PinReply
+	if err := c.do(ctx, http.MethodGet, "/admin/pins/"+url.PathEscape(service)+"/"+url.PathEscape(tool), nil, &reply); err != nil {
+		return err
+	}
+	return printPin(c.out(), reply.Pending, true)
+}
+
+// pinArgs checks SERVICE TOOL [HASH].
+func pinArgs(cmd string, args []string, n int) (string, string, error) {
+	pos, _, err := parseArgs(args, nil, nil)
+	if err != nil {
+		return "", "", err
+	}
+	if len(pos) != n {
+		if n == 3 {
+			return "", "", usageError(cmd + " takes a service, a tool and the hash you reviewed (pins list shows it)")
+		}
+		return "", "", usageError(cmd + " takes a service and a tool")
 	}
 	service, tool := pos[0], pos[1]
 	if !validName(service) || !validName(tool) || service == "." || service == ".." || tool == "." || tool == ".." {
-		return usageError("invalid service or tool name")
+		return "", "", usageError("invalid service or tool name")
 	}
-	path := "/admin/pins/" + url.PathEscape(service) + "/" + url.PathEscape(tool) + "/accept"
-	var reply PinAccepted
-	if err := c.do(ctx, http.MethodPost, path, nil, &reply); err != nil {
+	return service, tool, nil
+}
+
+// printPin shows a withheld definition: what it is, the command that
+// accepts exactly it, its diff, and (full) the whole pending definition.
+// Every line is escaped for the terminal: a hostile service writes these.
+func printPin(out io.Writer, p PinChange, full bool) error {
+	what := "tool " + display(p.Tool)
+	if p.Tool == pins.Instructions {
+		what = "instructions"
+	}
+	fmt.Fprintf(out, "%s %s changed\n", display(p.Service), what)
+	fmt.Fprintf(out, "  pinned:  %s\n  pending: %s\n", cell(p.Pinned), cell(p.Current))
+	fmt.Fprintf(out, "  accept:  gateway pins accept %s %s %s\n", display(p.Service), display(p.Tool), display(p.Current))
+	if p.Diff != "" {
+		fmt.Fprintln(out, "Diff (pinned → pending):")
+		writeLines(out, p.Diff)
+	} else {
+		fmt.Fprintln(out, "Diff: not available (the pinned definition was recorded by an older gateway, which kept only its hash)")
+	}
+	if full {
+		fmt.Fprintln(out, "Pending definition:")
+		writeLines(out, pins.Render(p.CurrentDefinition))
+	}
+	return nil
+}
+
+func writeLines(out io.Writer, text string) {
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		fmt.Fprintf(out, "  %s\n", display(line))
+	}
+}
+
+func (c *CLI) acceptPin(ctx context.Context, args []string) error {
+	service, tool, err := pinArgs("pins accept", args, 3)
+	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(c.out(), "accepted the new definition of %s/%s\n", display(reply.Service), display(reply.Tool))
+	pos, _, _ := parseArgs(args, nil, nil)
+	path := "/admin/pins/" + url.PathEscape(service) + "/" + url.PathEscape(tool) + "/accept"
+	var reply PinAccepted
+	if err := c.do(ctx, http.MethodPost, path, acceptBody{Hash: pos[2]}, &reply); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(c.out(), "accepted %s of %s/%s; it is offered from the next refresh\n", display(reply.Hash), display(reply.Service), display(reply.Tool))
 	return err
 }
 

@@ -170,14 +170,16 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 		auditLog = audit.NewBuffered(o.Audit, cfg.AuditBatch)
 	}
 	g.audit = auditLog
+	// Backends and the admin API refresh services through r; the router
+	// they refresh is built after them.
+	r := &lazyRefresh{}
 	var onPending func(tickets.Ticket)
 	if len(cfg.AdminToken) > 0 {
-		if onPending, err = g.buildApprovals(cfg, auditLog, o); err != nil {
+		if onPending, err = g.buildApprovals(cfg, auditLog, o, r.refresh); err != nil {
 			return nil, err
 		}
 	}
 	var routed []router.Backend
-	r := &lazyRefresh{}
 	for _, s := range cfg.Services {
 		b := backend.New(backend.Config{
 			Name: s.Name, URL: s.URL, Token: s.Token, MaxConcurrent: cfg.ServiceConcurrency,
@@ -301,11 +303,14 @@ func (g *Gateway) Close() error {
 }
 
 // ticketEvents counts a person's ticket decisions and writes them to the
-// audit log, next to the calls they approve.
+// audit log, next to the calls they approve; an accepted pin is audited too
+// and its service refreshed at once, so the accepted definition is offered
+// without waiting for the next periodic refresh.
 type ticketEvents struct {
 	metrics *metrics.Metrics
 	audit   *audit.Logger
 	now     func() time.Time
+	refresh func(service string)
 }
 
 func (e *ticketEvents) Ticket(event string) { e.metrics.Ticket(event) }
@@ -332,6 +337,16 @@ func (e *ticketEvents) record(t tickets.Ticket, decision, reason string) {
 		Decision: decision, Approval: t.Approval, Reason: reason, Outcome: decision,
 		Sync: true,
 	})
+}
+
+func (e *ticketEvents) PinAccepted(service, tool, hash, by string) {
+	e.audit.Log(audit.Record{
+		Time: e.now().UTC(), Event: audit.EventPin, Service: service, Tool: tool,
+		Reason: "accepted " + hash + " by " + by, Outcome: "accepted", Sync: true,
+	})
+	if e.refresh != nil {
+		go e.refresh(service)
+	}
 }
 
 // lazyRefresh lets backends announce tool list changes to the router that

@@ -37,7 +37,8 @@ const Usage = `usage: gateway [serve]                 run the gateway (configure
                                         (user=jwt: end users from OpenWebUI's signed token; user=headers: plain headers)
        gateway approver NAME            create an approver's token for the approval page; prints it once and its approvers-file line
        gateway approvals list|show|approve|deny …   decide tickets that need a person (admin API)
-       gateway pins list|accept SERVICE TOOL         accept changed tool definitions (admin API)
+       gateway pins list|show SERVICE TOOL|accept SERVICE TOOL HASH
+                                        review and accept changed tool definitions and instructions (admin API)
        gateway stdio                    bridge stdin/stdout to the gateway for desktop MCP clients
        gateway healthcheck              probe the local gateway (container HEALTHCHECK)`
 

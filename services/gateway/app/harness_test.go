@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/fakeclock"
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/services/gateway/admin"
 	"github.com/toolgate/toolgate/services/gateway/app"
 	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
 )
@@ -189,28 +190,35 @@ type harness struct {
 	wire   *capture.Buffer // every response body the clients saw
 }
 
-// harnessOption changes the gateway's configuration (func(*app.Config))
-// or its build options (func(*app.Options)).
+// harnessOption changes the gateway's configuration (func(*app.Config)),
+// its build options (func(*app.Options)) or the demo service's
+// instructions (withInstructions).
 type harnessOption interface{}
+
+// withInstructions are the demo service's own instructions.
+type withInstructions string
 
 func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Helper()
 	h := &harness{t: t, demo: &demo{slow: make(chan struct{}), secret: upstreamKey}, clock: fakeclock.New(time.Now())}
 	var configs []func(*app.Config)
 	var builds []func(*app.Options)
+	var instructions string
 	for _, o := range opts {
 		switch o := o.(type) {
 		case func(*app.Config):
 			configs = append(configs, o)
 		case func(*app.Options):
 			builds = append(builds, o)
+		case withInstructions:
+			instructions = string(o)
 		default:
 			t.Fatalf("unknown harness option %T", o)
 		}
 	}
 	h.Gateway = gatewaytest.Start(t, gatewaytest.Options{
 		Service: "demo", Tools: h.demo.tools(), AllowWrites: true, Secrets: [][]byte{[]byte(upstreamKey)},
-		CallTimeout: 5 * time.Second,
+		CallTimeout: 5 * time.Second, Instructions: instructions,
 		Config: func(c *app.Config) {
 			c.AllowedOrigins = []string{"http://openwebui.local:3000"}
 			for _, f := range configs {
@@ -262,6 +270,17 @@ func errMessage(m map[string]any) string {
 	e, _ := m["error"].(map[string]any)
 	s, _ := e["message"].(string)
 	return s
+}
+
+// pendingPin returns the withheld change of tool as the admin API shows it.
+func (h *harness) pendingPin(service, tool string) admin.PinChange {
+	h.t.Helper()
+	code, body := h.Admin(http.MethodGet, "/admin/pins/"+service+"/"+tool, "")
+	var reply admin.PinReply
+	if err := json.Unmarshal(body, &reply); code != http.StatusOK || err != nil {
+		h.t.Fatalf("pending change of %s/%s: HTTP %d %s", service, tool, code, body)
+	}
+	return reply.Pending
 }
 
 // newAuthedMCPServer serves a plain mcp-go server that, like a toolkit

@@ -19,6 +19,9 @@ const (
 	EventDecision = "decision"
 	EventOutcome  = "outcome"
 	EventTicket   = "ticket"
+	// EventPin: an operator accepted a changed tool definition or
+	// service instructions.
+	EventPin = "pin"
 )
 
 // maxField bounds each string field in bytes so one hostile value cannot
@@ -28,7 +31,7 @@ const maxField = 1024
 // Record is one audit event. Empty fields are omitted from the line.
 type Record struct {
 	Time       time.Time
-	Event      string // EventDecision, EventOutcome or EventTicket
+	Event      string // EventDecision, EventOutcome, EventTicket or EventPin
 	Client     string
 	User       string
 	UserRole   string

@@ -139,16 +139,21 @@ func Start(t testing.TB, o Options) *Gateway {
 }
 
 // NewService builds a toolkit service named as the one behind the
-// gateway, with its token, approval key, secrets and deadline, over tools.
-func (g *Gateway) NewService(tools []toolkit.Tool) *toolkit.Service {
+// gateway, with its token, approval key, secrets and deadline, over tools;
+// edits change its options further (other instructions, say).
+func (g *Gateway) NewService(tools []toolkit.Tool, edits ...func(*toolkit.Options)) *toolkit.Service {
 	g.t.Helper()
 	o := g.opts
 	known := append([][]byte{[]byte(ServiceToken), []byte(ApprovalKey)}, o.Secrets...)
-	svc, err := toolkit.New(toolkit.Options{
+	opts := toolkit.Options{
 		Name: o.Service, ServiceToken: []byte(ServiceToken), ApprovalKey: []byte(ApprovalKey),
 		AllowWrites: o.AllowWrites, Redactor: redact.New(known...), Logger: g.logger, CallTimeout: o.CallTimeout,
 		Instructions: o.Instructions,
-	}, tools...)
+	}
+	for _, e := range edits {
+		e(&opts)
+	}
+	svc, err := toolkit.New(opts, tools...)
 	if err != nil {
 		g.t.Fatalf("gatewaytest: service: %v", err)
 	}
@@ -159,6 +164,24 @@ func (g *Gateway) NewService(tools []toolkit.Tool) *toolkit.Service {
 // restart with other tools, a service that fails. The gateway notices at
 // its next refresh (App.Router.RefreshAll).
 func (g *Gateway) SetService(h http.Handler) { g.handler.Store(&h) }
+
+// RestartService makes h answer at the service's address as a restarted
+// service would: the gateway's open session to it fails once, so the
+// gateway reconnects and reads everything again (tools and instructions).
+// It returns after the gateway's refresh.
+func (g *Gateway) RestartService(h http.Handler) {
+	g.t.Helper()
+	var failed atomic.Bool
+	g.SetService(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failed.CompareAndSwap(false, true) {
+			http.Error(w, "restarting", http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	g.App.Router.RefreshAll(g.t.Context()) // fails: the session is dropped
+	g.App.Router.RefreshAll(g.t.Context()) // a new session reads everything again
+}
 
 // Service returns what the service's address answers now.
 func (g *Gateway) Service() http.Handler { return *g.handler.Load() }
@@ -302,15 +325,24 @@ func (g *Gateway) Approve(ticket string) int {
 // HTTP status.
 func (g *Gateway) AdminPost(path string) int {
 	g.t.Helper()
-	req, _ := http.NewRequestWithContext(g.t.Context(), http.MethodPost, g.AdminURL+path, strings.NewReader(`{"by":"gatewaytest"}`))
+	status, _ := g.Admin(http.MethodPost, path, `{"by":"gatewaytest"}`)
+	return status
+}
+
+// Admin sends one request to the admin API with the admin token and returns
+// the HTTP status and body.
+func (g *Gateway) Admin(method, path, body string) (int, []byte) {
+	g.t.Helper()
+	req, _ := http.NewRequestWithContext(g.t.Context(), method, g.AdminURL+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+AdminToken)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	res.Body.Close()
-	return res.StatusCode
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, b
 }
 
 // RecordingClient returns an HTTP client that sets hdr on every request and

@@ -24,7 +24,7 @@ import (
 type Catalog interface {
 	VisibleTools(ctx context.Context, endpoint string) ([]router.OfferedTool, bool)
 	CallTool(ctx context.Context, endpoint, tool string, args json.RawMessage) (*mcp.CallToolResult, error)
-	EndpointInstructions(endpoint string) string
+	EndpointInstructions(ctx context.Context, endpoint string) string
 }
 
 // Prefix is where the OpenAPI tool servers live.
@@ -99,7 +99,7 @@ func (h *Handler) document(w http.ResponseWriter, r *http.Request, endpoint stri
 	}
 	doc, omitted, err := Document(DocumentInput{
 		Name: endpoint, ServerURL: h.ServerURL(endpoint),
-		Description: h.catalog.EndpointInstructions(endpoint), Tools: tools,
+		Description: h.catalog.EndpointInstructions(r.Context(), endpoint), Tools: tools,
 	})
 	for _, o := range omitted {
 		if _, seen := h.omitted.LoadOrStore(endpoint+"\x00"+o.Tool+"\x00"+o.Reason, struct{}{}); !seen {

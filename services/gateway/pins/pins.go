@@ -1,9 +1,11 @@
 // Package pins protects clients against tool "rug pulls": the gateway
-// records a hash of every tool definition it has seen, and a definition that
-// changes later is withheld until an operator accepts the change.
+// records a hash of every tool definition and of every service's
+// instructions it has seen, and a definition that changes later is withheld
+// until an operator accepts exactly the new hash after reviewing the change.
 package pins
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,30 +20,63 @@ import (
 	"github.com/toolgate/toolgate/internal/approval"
 )
 
-// Change is a tool whose definition differs from its pin.
+// Instructions is the name under which a service's instructions are
+// pinned, in the place of a tool name. It cannot be an MCP tool name (those
+// are letters, digits, '_', '-' and '.'), so it never collides with one.
+const Instructions = "@instructions"
+
+// Change is a definition that differs from its pin and is withheld.
 type Change struct {
 	Service string `json:"service"`
+	// Tool is the tool's name, or Instructions.
 	Tool    string `json:"tool"`
 	Pinned  string `json:"pinned"`
 	Current string `json:"current"`
+	// PinnedDefinition is the accepted definition (canonical JSON); empty
+	// when the pin was written by a gateway that kept only hashes.
+	PinnedDefinition json.RawMessage `json:"pinned_definition,omitempty"`
+	// CurrentDefinition is the withheld definition (canonical JSON).
+	CurrentDefinition json.RawMessage `json:"current_definition"`
 }
 
-// ErrNoChange is returned by Accept when nothing waits for acceptance.
-var ErrNoChange = errors.New("no pending change for that tool")
+// Errors of Accept; check them with errors.Is.
+var (
+	// ErrNoChange: nothing waits for acceptance.
+	ErrNoChange = errors.New("no pending change for that tool")
+	// ErrHashMismatch: the pending definition is not the one the operator
+	// reviewed (it changed since), so nothing was accepted.
+	ErrHashMismatch = errors.New("the pending definition has a different hash")
+)
+
+// pin is one accepted definition.
+type pin struct {
+	Hash       string          `json:"hash"`
+	Definition json.RawMessage `json:"definition,omitempty"`
+}
+
+// UnmarshalJSON also reads the older file format, a bare hash.
+func (p *pin) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		p.Definition = nil
+		return json.Unmarshal(b, &p.Hash)
+	}
+	type plain pin
+	return json.Unmarshal(b, (*plain)(p))
+}
 
 // Store holds the pins, persisted as JSON at path (empty path: memory only).
-// Unknown tools are pinned on first sight (trust on first use).
+// Unknown definitions are pinned on first sight (trust on first use).
 type Store struct {
 	path string
 
 	mu      sync.Mutex
-	pins    map[string]string // "service/tool" -> hash
+	pins    map[string]pin // "service/tool" -> accepted definition
 	pending map[string]Change
 }
 
 // Load reads the pins file; a missing file is an empty store.
 func Load(path string) (*Store, error) {
-	s := &Store{path: path, pins: map[string]string{}, pending: map[string]Change{}}
+	s := &Store{path: path, pins: map[string]pin{}, pending: map[string]Change{}}
 	if path == "" {
 		return s, nil
 	}
@@ -53,49 +88,68 @@ func Load(path string) (*Store, error) {
 		return nil, fmt.Errorf("read pins file: %w", err)
 	}
 	if err := json.Unmarshal(data, &s.pins); err != nil {
-		return nil, fmt.Errorf("pins file %s is not a JSON object of hashes: %w", path, err)
+		return nil, fmt.Errorf("pins file %s is not a JSON object of pins: %w", path, err)
 	}
 	if s.pins == nil {
 		// A file holding "null" decodes to a nil map, which Check would
 		// panic on.
-		s.pins = map[string]string{}
+		s.pins = map[string]pin{}
 	}
 	return s, nil
 }
 
-// Hash is the pin of a tool definition (its canonical JSON).
-func Hash(definition any) (string, error) {
-	c, err := approval.Canonical(definition)
+// Definition returns the canonical JSON of a definition (a tool, or the
+// text of instructions) and its pin hash.
+func Definition(v any) (json.RawMessage, string, error) {
+	c, err := approval.Canonical(v)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	sum := sha256.Sum256(c)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	return c, "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
-// Check reports whether the definition with hash may be offered. A tool seen
-// for the first time is pinned; a changed one is recorded as pending.
-func (s *Store) Check(service, tool, hash string) (bool, error) {
+// Hash is the pin of a definition.
+func Hash(v any) (string, error) {
+	_, h, err := Definition(v)
+	return h, err
+}
+
+// Check reports whether the definition with hash may be offered. A
+// definition seen for the first time is pinned; a changed one is recorded
+// as pending, with the definition itself so an operator can review it.
+func (s *Store) Check(service, tool, hash string, definition json.RawMessage) (bool, error) {
 	key := service + "/" + tool
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pinned, ok := s.pins[key]
+	p, ok := s.pins[key]
 	switch {
 	case !ok:
-		s.pins[key] = hash
+		s.pins[key] = pin{Hash: hash, Definition: bytes.Clone(definition)}
 		delete(s.pending, key)
 		return true, s.saveLocked()
-	case pinned == hash:
+	case p.Hash == hash:
 		delete(s.pending, key)
+		if len(p.Definition) == 0 && len(definition) > 0 {
+			// A pin from a hash-only file learns the definition it already
+			// trusts, so a later change can be shown as a diff.
+			s.pins[key] = pin{Hash: hash, Definition: bytes.Clone(definition)}
+			return true, s.saveLocked()
+		}
 		return true, nil
 	default:
-		s.pending[key] = Change{Service: service, Tool: tool, Pinned: pinned, Current: hash}
+		s.pending[key] = Change{
+			Service: service, Tool: tool, Pinned: p.Hash, Current: hash,
+			PinnedDefinition: p.Definition, CurrentDefinition: bytes.Clone(definition),
+		}
 		return false, nil
 	}
 }
 
-// Accept pins the pending definition of a tool.
-func (s *Store) Accept(service, tool string) error {
+// Accept pins the pending definition of a tool, if its hash is hash: the
+// operator accepts what they reviewed, never what a service swapped in
+// since.
+func (s *Store) Accept(service, tool, hash string) error {
 	key := service + "/" + tool
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -103,8 +157,11 @@ func (s *Store) Accept(service, tool string) error {
 	if !ok {
 		return ErrNoChange
 	}
+	if c.Current != hash {
+		return fmt.Errorf("%w: %s is pending", ErrHashMismatch, c.Current)
+	}
 	old, had := s.pins[key]
-	s.pins[key] = c.Current
+	s.pins[key] = pin{Hash: c.Current, Definition: c.CurrentDefinition}
 	delete(s.pending, key)
 	if err := s.saveLocked(); err != nil {
 		// Not persisted: keep withholding the change, so the operator's
@@ -135,6 +192,14 @@ func (s *Store) Pending() []Change {
 		return out[i].Tool < out[j].Tool
 	})
 	return out
+}
+
+// PendingChange returns the withheld change of one tool.
+func (s *Store) PendingChange(service, tool string) (Change, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.pending[service+"/"+tool]
+	return c, ok
 }
 
 func (s *Store) saveLocked() error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/truncate"
 	"github.com/toolgate/toolgate/services/gateway/pins"
 	"github.com/toolgate/toolgate/services/gateway/policy"
 )
@@ -85,23 +87,34 @@ func (r *Router) Refresh(ctx context.Context, service string) error {
 	for _, t := range list {
 		e, err := r.offer(service, t)
 		if err != nil {
-			r.log.Warn("tool withheld", "service", service, "tool", t.Name, "reason", err.Error())
+			r.log.Warn("tool withheld", "service", service, "tool", truncate.String(t.Name, 128), "reason", err.Error())
 			continue
 		}
 		entries = append(entries, e)
 	}
 	r.install(service, entries)
+	r.pinInstructions(service, b)
 	return nil
 }
 
-var errWithheld = errors.New("definition changed since it was pinned; accept it with the admin API (pins accept)")
+var (
+	errWithheld = errors.New("definition changed since it was pinned; review it with `gateway pins show` and accept its hash with `gateway pins accept`")
+	errToolName = errors.New("tool name is not 1 to 128 letters, digits, '_', '-' or '.'")
+)
+
+// toolName is what MCP allows as a tool name; it also keeps tool names
+// apart from pins.Instructions.
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
 func (r *Router) offer(service string, t mcp.Tool) (*entry, error) {
-	hash, err := pins.Hash(t)
+	if !toolName.MatchString(t.Name) {
+		return nil, errToolName
+	}
+	def, hash, err := pins.Definition(t)
 	if err != nil {
 		return nil, err
 	}
-	ok, err := r.deps.Pins.Check(service, t.Name, hash)
+	ok, err := r.deps.Pins.Check(service, t.Name, hash, def)
 	if err != nil {
 		r.log.Error("could not save pins", "error", err)
 	}

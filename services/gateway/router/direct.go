@@ -98,15 +98,11 @@ func (r *Router) CallTool(ctx context.Context, endpoint, tool string, args json.
 }
 
 // EndpointInstructions are the instructions an MCP client of
-// /mcp/<endpoint> receives at initialize.
-func (r *Router) EndpointInstructions(endpoint string) string {
+// /mcp/<endpoint> receives at initialize, for the caller in ctx.
+func (r *Router) EndpointInstructions(ctx context.Context, endpoint string) string {
 	services, _, ok := r.endpoint(endpoint)
 	if !ok {
 		return ""
 	}
-	instructions := r.cfg.Instructions
-	if instructions == "" {
-		instructions = DefaultInstructions
-	}
-	return instructions + r.serviceInstructions(services)
+	return r.instructionsFor(ctx, services)
 }

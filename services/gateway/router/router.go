@@ -88,6 +88,7 @@ type Router struct {
 	mu     sync.Mutex
 	tools  map[string][]*entry // by service
 	byName map[string]*entry   // by offered tool name
+	instr  map[string]string   // by service: its accepted instructions
 
 	vis        sync.Map // visibilityKey -> visibility
 	visEntries atomic.Int64
@@ -140,6 +141,7 @@ func New(cfg Config, deps Deps) (*Router, error) {
 		cfg: cfg, deps: deps, log: deps.Logger,
 		backends: map[string]Backend{}, single: map[string]*server.MCPServer{},
 		handlers: map[string]http.Handler{}, tools: map[string][]*entry{}, byName: map[string]*entry{},
+		instr: map[string]string{},
 	}
 	for _, b := range deps.Backends {
 		if _, dup := r.backends[b.Name()]; dup {
