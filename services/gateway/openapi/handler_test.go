@@ -35,7 +35,7 @@ func (c *echoCatalog) CallTool(_ context.Context, endpoint, tool string, args js
 	return toolkit.Success(v, 0)
 }
 
-func (c *echoCatalog) EndpointInstructions(string) string { return "" }
+func (c *echoCatalog) EndpointInstructions(context.Context, string) string { return "" }
 
 // Whatever the body, the handler answers JSON with a status it documents,
 // and passes only JSON objects on to the call. (A table, not a fuzz target:
