@@ -163,7 +163,7 @@ while IFS= read -r -d '' src; do
 done < <(find secrets.example -type f -print0)
 
 run mkdir -p "$secrets_dir/demo"
-for name in gateway/admin_token gateway/approval_key gateway/user_jwt_secret gateway/service_token_web gateway/service_token_arr \
+for name in gateway/admin_token gateway/approval_key gateway/user_jwt_secret gateway/policy_token gateway/service_token_web gateway/service_token_arr \
 	gateway/service_token_frigate gateway/service_token_demo demo/api_key demo/frigate_password; do
 	f=$secrets_dir/$name
 	if [ ! -s "$f" ]; then

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/policies"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 )
 
@@ -150,6 +151,13 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	if err != nil {
 		return nil, nil, err
 	}
+	// The sidecar answers only the gateway's policy token; like
+	// services/policy in the image, it is given the token's hash.
+	const policyToken = "bench-policy-token-0123456789abcdef0123456789"
+	policyTokenFile, err := st.secretFile("policy_token", policyToken)
+	if err != nil {
+		return nil, nil, err
+	}
 	// One reading client, and a fresh client per round for each preview
 	// row.
 	var lines []string
@@ -231,11 +239,12 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 		if err != nil {
 			return nil, nil, err
 		}
-		if _, err := st.start(ctx, "opa", opa, args, nil, "http://"+addrs["opa"]+"/health"); err != nil {
+		opaEnv := []string{policies.SidecarTokenHashEnv + "=" + policies.SidecarTokenHash([]byte(policyToken))}
+		if _, err := st.start(ctx, "opa", opa, args, opaEnv, "http://"+addrs["opa"]+"/health", "Authorization", "Bearer "+policyToken); err != nil {
 			return nil, nil, err
 		}
 		gwSidecar, err = st.start(ctx, "gw-sidecar", gatewayBin, nil,
-			gatewayEnv("gw-sidecar", "echo", "POLICY_MODE=remote", "POLICY_URL=http://"+addrs["opa"]), health("gw-sidecar"))
+			gatewayEnv("gw-sidecar", "echo", "POLICY_MODE=remote", "POLICY_URL=http://"+addrs["opa"], "TOOLGATE_POLICY_TOKEN_FILE="+policyTokenFile), health("gw-sidecar"))
 		if err != nil {
 			return nil, nil, err
 		}

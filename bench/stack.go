@@ -81,8 +81,10 @@ type proc struct {
 }
 
 // start runs bin with args and env (the parent's environment is not
-// inherited), logging to dir/<name>.log, and waits until health answers 200.
-func start(ctx context.Context, dir, name, bin string, args, env []string, health string) (*proc, error) {
+// inherited), logging to dir/<name>.log, and waits until health answers 200
+// (asked with the optional header name/value pairs, e.g. the OPA sidecar's
+// Authorization).
+func start(ctx context.Context, dir, name, bin string, args, env []string, health string, header ...string) (*proc, error) {
 	log, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
 		return nil, err
@@ -105,7 +107,15 @@ func start(ctx context.Context, dir, name, bin string, args, env []string, healt
 			return nil, fmt.Errorf("%s exited before it was healthy: %v (log: %s)", name, err, log.Name())
 		default:
 		}
-		if resp, err := hc.Get(health); err == nil {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, health, nil)
+		if err != nil {
+			p.stop()
+			return nil, err
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		if resp, err := hc.Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return p, nil
@@ -154,8 +164,8 @@ type stack struct {
 	procs []*proc
 }
 
-func (s *stack) start(ctx context.Context, name, bin string, args, env []string, health string) (*proc, error) {
-	p, err := start(ctx, s.dir, name, bin, args, env, health)
+func (s *stack) start(ctx context.Context, name, bin string, args, env []string, health string, header ...string) (*proc, error) {
+	p, err := start(ctx, s.dir, name, bin, args, env, health, header...)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -112,6 +113,8 @@ func TestStack(t *testing.T) {
 	// Every container but the gateway, by name and by address: none may
 	// be reachable from the clients network.
 	targets := []string{"arr:8000", "frigate:8000", "sonarr:8989", "nvr:5000", "searxng:8080"}
+	// The policy sidecar by every name and address a neighbour could try.
+	policyURLs := []string{"http://policy:8181"}
 	for svc, port := range map[string]string{"policy": "8181", "demo": "8000", "web": "8000", "arr-demo": "8000", "frigate-demo": "8000", "fakes": "8989"} {
 		targets = append(targets, svc+":"+port)
 		ips, err := run(ctx, "docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", project+"-"+svc+"-1")
@@ -120,18 +123,27 @@ func TestStack(t *testing.T) {
 		}
 		for _, ip := range strings.Fields(ips) {
 			targets = append(targets, ip+":"+port)
+			if svc == "policy" {
+				policyURLs = append(policyURLs, "http://"+ip+":"+port)
+			}
 		}
 	}
+	policyFlags := func(extra ...string) []string {
+		for _, u := range policyURLs {
+			extra = append(extra, "-policy", u)
+		}
+		return extra
+	}
 	t.Run("MCP client on the clients network", func(t *testing.T) {
-		out, err := run(ctx, "docker", "run", "--rm", "--network", project+"_clients",
+		out, err := run(ctx, "docker", append([]string{"run", "--rm", "--network", project + "_clients",
 			"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "65532",
 			probeImage, "-url", "http://gateway:8080/mcp", "-token", token,
 			"-user-jwt", userJWT("ann@example.org", "user"),
-			"-unreachable", strings.Join(targets, ","),
+			"-unreachable", strings.Join(targets, ",")}, policyFlags(
 			// One read per service, each answered by its fake upstream.
 			"-read", "sonarr_series_list={}", "-read", "radarr_movie_list={}", "-read", "prowlarr_indexer_list={}",
 			"-read", "frigate_list_cameras={}", "-read", `web_search={"query":"nimbus nas 3.2"}`,
-			"-read", `web_fetch={"url":"http://searxng:8080/pages/nimbus-3-2-released"}`)
+			"-read", `web_fetch={"url":"http://searxng:8080/pages/nimbus-3-2-released"}`)...)...)
 		t.Logf("probe:\n%s", out)
 		if err != nil || !strings.Contains(out, "\nPASS") {
 			t.Fatalf("probe failed: %v", err)
@@ -140,6 +152,43 @@ func TestStack(t *testing.T) {
 
 	t.Run("OpenWebUI-style client: signed user, OpenAPI write approved on the page", func(t *testing.T) {
 		approveOnThePage(ctx, t, project, "http://"+approvalsAddr, token, userJWT("ann@example.org", "admin"), filepath.Join(secrets, "gateway", "admin_token"))
+	})
+
+	t.Run("the policy sidecar refuses its neighbours", func(t *testing.T) {
+		// A compromised tool service sits on tools; the gateway's own network
+		// namespace reaches the sidecar, and even its token may only ask for
+		// decisions.
+		policyToken, err := os.ReadFile(filepath.Join(secrets, "gateway", "policy_token"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := map[string][]string{
+			"tools network":                append([]string{"--network", project + "_tools"}, policyFlags()...),
+			"gateway's network (no token)": {"--network", "container:" + project + "-gateway-1", "-policy", "http://policy:8181"},
+			"gateway's network (token)":    {"--network", "container:" + project + "-gateway-1", "-policy", "http://policy:8181", "-policy-token", string(policyToken)},
+		}
+		outs := make(map[string]string, len(from))
+		errs := make(map[string]error, len(from))
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for where, args := range from {
+			wg.Go(func() {
+				// --network must precede the image; the rest are probe flags.
+				cmd := append([]string{"run", "--rm", args[0], args[1], "--read-only", "--cap-drop", "ALL",
+					"--security-opt", "no-new-privileges", "--user", "65532", probeImage, "-url", ""}, args[2:]...)
+				out, err := run(ctx, "docker", cmd...)
+				mu.Lock()
+				defer mu.Unlock()
+				outs[where], errs[where] = out, err
+			})
+		}
+		wg.Wait()
+		for where := range from {
+			t.Logf("probe from the %s:\n%s", where, strings.ReplaceAll(outs[where], string(policyToken), "<policy token>"))
+			if errs[where] != nil || !strings.Contains(outs[where], "\nPASS") {
+				t.Errorf("from the %s: %v", where, errs[where])
+			}
+		}
 	})
 
 	t.Run("approvals CLI inside the gateway container", func(t *testing.T) {

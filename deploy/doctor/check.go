@@ -21,6 +21,8 @@ const (
 	RuleToolsInternal   = "tools network internal"
 	RuleSecretsReadOnly = "secrets read-only"
 	RuleHealthy         = "healthy"
+	RulePolicyIsolated  = "policy reachable only by the gateway"
+	RulePolicyAuth      = "policy requires a token"
 )
 
 // Finding is one rule checked for one container (or network).
@@ -47,6 +49,11 @@ type Stack struct {
 // gatewayService is the only container that may sit on the clients
 // network or publish a port.
 const gatewayService = "gateway"
+
+// policyService is the OPA sidecar: it shares networks with the gateway
+// only, and serves only with token authentication and its authorization
+// policy (policies/system/authz.rego).
+const policyService = "policy"
 
 // Check applies every rule to every container and network of the stack.
 func Check(s Stack) []Finding {
@@ -155,7 +162,60 @@ func checkContainer(s Stack, c container.InspectResponse) []Finding {
 		health = string(c.State.Health.Status)
 	}
 	add(RuleHealthy, health == string(container.Healthy), "health is %s", health)
+
+	if name == policyService {
+		shared := sharedWithOthers(s, c)
+		add(RulePolicyIsolated, len(shared) == 0, "reachable from %s: any of them could query or rewrite the policy", strings.Join(shared, ", "))
+		var args []string
+		if c.Config != nil {
+			args = c.Config.Cmd
+		}
+		var missing []string
+		for _, want := range []struct{ flag, value string }{{"--authentication", "token"}, {"--authorization", "basic"}} {
+			if !hasFlag(args, want.flag, want.value) {
+				missing = append(missing, want.flag+"="+want.value)
+			}
+		}
+		add(RulePolicyAuth, len(missing) == 0, "OPA runs without %s: whoever reaches it can replace the policy", strings.Join(missing, " "))
+	}
 	return out
+}
+
+// sharedWithOthers lists "container (network)" for every container other
+// than the gateway and c that shares a network with c.
+func sharedWithOthers(s Stack, c container.InspectResponse) []string {
+	if c.NetworkSettings == nil {
+		return nil
+	}
+	var out []string
+	for _, other := range s.Containers {
+		name := serviceName(other)
+		if other.Name == c.Name || name == gatewayService || other.NetworkSettings == nil {
+			continue
+		}
+		for net := range c.NetworkSettings.Networks {
+			if _, ok := other.NetworkSettings.Networks[net]; ok {
+				out = append(out, fmt.Sprintf("%s (%s)", name, net))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// hasFlag reports whether args set flag to value, as --flag=value or
+// --flag value (OPA's command line accepts both); the last one counts.
+func hasFlag(args []string, flag, value string) bool {
+	got := ""
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, flag+"="):
+			got = strings.TrimPrefix(a, flag+"=")
+		case a == flag && i+1 < len(args):
+			got = args[i+1]
+		}
+	}
+	return got == value
 }
 
 // isRoot reports whether a container user spec runs as root: empty (the

@@ -30,10 +30,17 @@ func good(service string, networks ...string) container.InspectResponse {
 	}
 }
 
+// goodPolicy is the OPA sidecar as compose starts it.
+func goodPolicy() container.InspectResponse {
+	c := good("policy", "policy")
+	c.Config.Cmd = []string{"run", "--server", "--addr=0.0.0.0:8181", "--authentication=token", "--authorization=basic", "/policies"}
+	return c
+}
+
 func goodStack() Stack {
 	return Stack{
 		Project:    "tg",
-		Containers: []container.InspectResponse{good("gateway", "clients", "tools"), good("arr", "tools", "upstream")},
+		Containers: []container.InspectResponse{good("gateway", "clients", "tools", "policy"), good("arr", "tools", "upstream"), goodPolicy()},
 		Networks:   []network.Inspect{{Network: network.Network{Name: "tg_tools", Internal: true}}, {Network: network.Network{Name: "tg_clients"}}},
 	}
 }
@@ -43,8 +50,8 @@ func TestDoctorPassesAGoodStack(t *testing.T) {
 	if Failed(fs) {
 		t.Fatalf("a good stack failed: %+v", fs)
 	}
-	if len(fs) != 2*9+1 {
-		t.Fatalf("want 19 findings (9 rules × 2 containers + the network), got %d", len(fs))
+	if len(fs) != 3*9+2+1 {
+		t.Fatalf("want 30 findings (9 rules × 3 containers + 2 policy rules + the network), got %d", len(fs))
 	}
 }
 
@@ -80,6 +87,21 @@ func TestDoctorCatchesEachBrokenRule(t *testing.T) {
 		{RuleSecretsReadOnly, func(s *Stack) { s.Containers[1].Mounts[0].RW = true }},
 		{RuleHealthy, func(s *Stack) { s.Containers[1].State.Health.Status = container.Unhealthy }},
 		{RuleHealthy, func(s *Stack) { s.Containers[1].State.Health = nil }},
+		// The policy sidecar on a tool service's network.
+		{RulePolicyIsolated, func(s *Stack) { s.Containers[2].NetworkSettings.Networks["tg_tools"] = &network.EndpointSettings{} }},
+		{RulePolicyIsolated, func(s *Stack) { s.Containers[1].NetworkSettings.Networks["tg_policy"] = &network.EndpointSettings{} }},
+		// OPA started without token authentication or without its
+		// authorization policy, or with either turned off again.
+		{RulePolicyAuth, func(s *Stack) { s.Containers[2].Config.Cmd = []string{"run", "--server", "/policies"} }},
+		{RulePolicyAuth, func(s *Stack) {
+			s.Containers[2].Config.Cmd = []string{"run", "--server", "--authentication=token", "/policies"}
+		}},
+		{RulePolicyAuth, func(s *Stack) {
+			s.Containers[2].Config.Cmd = []string{"run", "--server", "--authorization=basic", "/policies"}
+		}},
+		{RulePolicyAuth, func(s *Stack) {
+			s.Containers[2].Config.Cmd = append(s.Containers[2].Config.Cmd, "--authentication", "off")
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.rule, func(t *testing.T) {
@@ -124,6 +146,15 @@ func TestDoctorAllowsTheRequestedApprovalPage(t *testing.T) {
 				t.Fatalf("ok=%v, findings %+v", tc.ok, fs)
 			}
 		})
+	}
+}
+
+// OPA's two-word flag form counts as well.
+func TestDoctorAcceptsPolicyFlagsInEitherForm(t *testing.T) {
+	s := goodStack()
+	s.Containers[2].Config.Cmd = []string{"run", "--server", "--authentication", "token", "--authorization", "basic", "/policies"}
+	if fs := Check(s); Failed(fs) {
+		t.Fatalf("flags as two words were refused: %+v", fs)
 	}
 }
 

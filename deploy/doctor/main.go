@@ -2,8 +2,10 @@
 // model through the Docker Engine API: every container read-only, without
 // capabilities, with no-new-privileges, non-root, limited, unpublished
 // (but for what was asked), off the clients network (but for the gateway),
-// secrets read-only and healthy; the tools network internal. It prints a
-// table and exits 1 on any violation.
+// secrets read-only and healthy; the tools network internal; the policy
+// sidecar sharing a network with the gateway only and started with token
+// authentication and its authorization policy. It prints a table and exits
+// 1 on any violation.
 //
 //	go run ./deploy/doctor [-project toolgate] [-publish 127.0.0.1:8080]
 package main

@@ -208,11 +208,20 @@ func Healthcheck(ctx context.Context, addr string) int {
 // Probe GETs url within 3 seconds and returns exit code 0 for a 200, 1
 // otherwise: the HEALTHCHECK of a FROM-scratch image, which has no curl.
 func Probe(ctx context.Context, url string) int {
+	return ProbeBearer(ctx, url, nil)
+}
+
+// ProbeBearer is Probe for an endpoint that wants a bearer token (the OPA
+// sidecar's /health); a nil token sends none.
+func ProbeBearer(ctx context.Context, url string, token []byte) int {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 1
+	}
+	if token != nil {
+		req.Header.Set("Authorization", "Bearer "+string(token))
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

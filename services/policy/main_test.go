@@ -3,8 +3,12 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/toolkit"
 )
 
@@ -16,16 +20,20 @@ func TestHealthcheckProbesOPA(t *testing.T) {
 	}{
 		{"healthy", http.StatusOK, 0},
 		{"not ready", http.StatusInternalServerError, 1},
+		{"token refused", http.StatusUnauthorized, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path != "/health" {
 					t.Errorf("probed %s, want /health", r.URL.Path)
 				}
+				if got := r.Header.Get("Authorization"); got != "Bearer the-policy-token" {
+					t.Errorf("Authorization %q, want the policy token", got)
+				}
 				w.WriteHeader(tc.status)
 			}))
 			defer srv.Close()
-			if got := toolkit.Probe(t.Context(), srv.URL+"/health"); got != tc.want {
+			if got := toolkit.ProbeBearer(t.Context(), srv.URL+"/health", []byte("the-policy-token")); got != tc.want {
 				t.Fatalf("exit code %d, want %d", got, tc.want)
 			}
 		})
@@ -34,8 +42,40 @@ func TestHealthcheckProbesOPA(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		url := srv.URL + "/health"
 		srv.Close()
-		if got := toolkit.Probe(t.Context(), url); got != 1 {
+		if got := toolkit.ProbeBearer(t.Context(), url, []byte("t")); got != 1 {
 			t.Fatalf("exit code %d, want 1", got)
 		}
 	})
+}
+
+func TestPolicyTokenIsReadFromItsFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "policy_token")
+	if err := os.WriteFile(file, []byte("the-policy-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		want    string
+		wantErr string
+	}{
+		{"from the file, line ending trimmed", map[string]string{EnvToken + "_FILE": file}, "the-policy-token", ""},
+		{"none configured", map[string]string{}, "", ""},
+		{"missing file", map[string]string{EnvToken + "_FILE": filepath.Join(dir, "absent")}, "", EnvToken + "_FILE"},
+		{"token pasted into the environment", map[string]string{EnvToken: "the-policy-token"}, "", EnvToken},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := loadToken(config.New(func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "the-policy-token") {
+					t.Fatalf("err = %v, want one naming %s and no value", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
 }

@@ -2,10 +2,13 @@
 // stack's clients network: it drives a real MCP client (the official Go SDK)
 // through the gateway — tools/list, a read, a write that answers with a
 // preview and a ticket, the confirm — and proves that nothing behind the
-// gateway can be reached from where the clients sit. It prints one line per
-// check and exits non-zero if any failed.
+// gateway can be reached from where the clients sit. Run from any network
+// with -policy, it attacks the OPA sidecar as a compromised neighbour would
+// (replace the policy, read policies and data) and requires a refusal. It
+// prints one line per check and exits non-zero if any failed.
 //
 //	probe -url http://gateway:8080/mcp -token-file /run/secrets/token -unreachable demo:8000,policy:8181
+//	probe -url "" -policy http://policy:8181 [-policy-token TOKEN]
 //
 // With -openapi it is an OpenWebUI-style client instead: it reads a
 // service's OpenAPI tool server document and calls its tools as OpenWebUI
@@ -39,8 +42,10 @@ func main() {
 	unreachable := flag.String("unreachable", "", "comma-separated host:port that must NOT be reachable from here")
 	userJWT := flag.String("user-jwt", "", "OpenWebUI's signed user token, sent as X-OpenWebUI-User-Jwt")
 	openapiURL := flag.String("openapi", "", "a service's OpenAPI tool server (…/openapi/demo): run the OpenWebUI-style flow instead of MCP")
-	var reads readList
+	var reads, policies readList
 	flag.Var(&reads, "read", "tool=JSON-arguments of a read that must succeed (repeatable)")
+	flag.Var(&policies, "policy", "base URL of an OPA sidecar to attack; every attempt must be refused (repeatable)")
+	policyToken := flag.String("policy-token", "", "the gateway's policy token: attempts with it must be refused too, and a decision query must work")
 	flag.Parse()
 	if *tokenFile != "" {
 		b, err := os.ReadFile(*tokenFile)
@@ -66,7 +71,12 @@ func main() {
 		fmt.Println("PASS")
 		return
 	}
-	r.mcpFlow(ctx, *url, auth, reads)
+	if *url != "" {
+		r.mcpFlow(ctx, *url, auth, reads)
+	}
+	for _, base := range policies {
+		r.attackPolicy(ctx, base, *policyToken)
+	}
 	// Dials to an internal network's addresses time out rather than fail
 	// fast, so they run side by side; results print in the given order.
 	var addrs []string
@@ -198,6 +208,74 @@ func (r *report) mcpFlow(ctx context.Context, url string, auth bearer, reads rea
 		err = nil
 	}
 	r.check("a replayed ticket is refused", err)
+}
+
+// allowEverything is the policy a compromised neighbour would install.
+const allowEverything = `package toolgate.authz
+
+decision := {"decision": "allow", "reason": "owned", "approval": "model", "ttl_seconds": 0}
+`
+
+// attackPolicy tries to replace the sidecar's policy and to read its
+// policies and data. Each attempt must fail: no connection at all, or a
+// 401/403 from OPA. With the gateway's token the same attempts must still
+// be refused, while the gateway's decision query answers (so the refusals
+// are OPA's, not a dead address).
+func (r *report) attackPolicy(ctx context.Context, base, token string) {
+	attempts := []struct{ method, path, body string }{
+		{http.MethodPut, "/v1/policies/e2e-owned", allowEverything},
+		{http.MethodGet, "/v1/data", ""},
+		{http.MethodGet, "/v1/policies", ""},
+	}
+	tokens := []string{""}
+	if token != "" {
+		tokens = append(tokens, token)
+	}
+	for _, tok := range tokens {
+		who := "without a token"
+		if tok != "" {
+			who = "with the gateway's token"
+		}
+		for _, a := range attempts {
+			status, err := sendPolicy(ctx, base, a.method, a.path, tok, a.body)
+			switch {
+			case err != nil && tok == "":
+				err = nil // unreachable: refused before OPA
+			case err == nil && (status == http.StatusUnauthorized || status == http.StatusForbidden):
+			case err == nil:
+				err = fmt.Errorf("answered HTTP %d", status)
+			}
+			r.check(fmt.Sprintf("policy refuses %s %s%s %s", a.method, base, a.path, who), err)
+		}
+	}
+	if token != "" {
+		status, err := sendPolicy(ctx, base, http.MethodPost, "/v1/data/toolgate/authz/decision?strict-builtin-errors=true", token,
+			`{"input":{"action":"list","service":"-","tool":"-","ticket":{"state":"none","force":false}}}`)
+		if err == nil && status != http.StatusOK {
+			err = fmt.Errorf("answered HTTP %d", status)
+		}
+		r.check("policy answers the gateway's decision query "+base, err)
+	}
+}
+
+// sendPolicy makes one request to the sidecar and returns its status.
+func sendPolicy(ctx context.Context, base, method, path, token, body string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(base, "/")+path, strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	res.Body.Close()
+	return res.StatusCode, nil
 }
 
 // call returns the structured result, or an error carrying the tool's

@@ -64,6 +64,8 @@ type Config struct {
 	// PolicyMode is "embedded" or "remote".
 	PolicyMode string
 	PolicyURL  string
+	// PolicyToken is the bearer token the remote sidecar accepts.
+	PolicyToken []byte
 	// PolicyDir, when set, is read instead of the policies built into the
 	// binary (embedded mode), so a policy edit needs only a restart.
 	PolicyDir string
@@ -269,7 +271,7 @@ func newEngine(ctx context.Context, cfg Config, hc *http.Client) (policy.Engine,
 		}
 		// A hung sidecar must not hang calls: every decision has a deadline
 		// and an unanswered one is a denial.
-		return policy.NewRemote(cfg.PolicyURL, &http.Client{Transport: hc.Transport, Timeout: policyTimeout}), nil
+		return policy.NewRemote(cfg.PolicyURL, cfg.PolicyToken, &http.Client{Transport: hc.Transport, Timeout: policyTimeout}), nil
 	default:
 		return nil, fmt.Errorf("gateway: POLICY_MODE must be embedded or remote")
 	}

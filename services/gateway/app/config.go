@@ -27,6 +27,7 @@ const (
 	EnvPublicURL          = "TOOLGATE_PUBLIC_URL"
 	EnvPolicyMode         = "POLICY_MODE"
 	EnvPolicyURL          = "POLICY_URL"
+	EnvPolicyToken        = "TOOLGATE_POLICY_TOKEN"
 	EnvPolicyDir          = "POLICY_DIR"
 	EnvPinsFile           = "TOOLGATE_PINS_FILE"
 	EnvTicketsFile        = "TOOLGATE_TICKETS_FILE"
@@ -119,6 +120,8 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		} else {
 			l.Required(EnvPolicyURL)
 		}
+		// The sidecar serves nothing without it (policies/system/authz.rego).
+		cfg.PolicyToken = l.Secret(EnvPolicyToken)
 	}
 	for _, o := range strings.Split(l.String(EnvAllowedOrigins, ""), ",") {
 		if o = strings.TrimSpace(o); o != "" {

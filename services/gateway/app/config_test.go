@@ -62,7 +62,9 @@ func TestLoadConfig(t *testing.T) {
 		{"malformed services", with(map[string]string{app.EnvServices: "demo http://demo"}), []string{app.EnvServices}},
 		{"service URL not http", with(map[string]string{app.EnvServices: "demo=ftp://demo/mcp"}), []string{"service demo"}},
 		{"bad tokens file", with(map[string]string{app.EnvClientTokensFile: badTokens}), []string{app.EnvClientTokensFile, "line 1"}},
-		{"remote policy without URL", with(map[string]string{app.EnvPolicyMode: "remote"}), []string{app.EnvPolicyURL}},
+		{"remote policy without URL and token", with(map[string]string{app.EnvPolicyMode: "remote"}), []string{app.EnvPolicyURL, app.EnvPolicyToken + "_FILE"}},
+		{"remote policy without token", with(map[string]string{app.EnvPolicyMode: "remote", app.EnvPolicyURL: "http://policy:8181"}), []string{app.EnvPolicyToken + "_FILE"}},
+		{"policy token in plain env", with(map[string]string{app.EnvPolicyMode: "remote", app.EnvPolicyURL: "http://policy:8181", app.EnvPolicyToken: approvalKey}), []string{app.EnvPolicyToken}},
 		{"JWT client without the secret", with(map[string]string{app.EnvClientTokensFile: jwtTokens}), []string{app.EnvUserJWTSecret + "_FILE", "client owui has user=jwt"}},
 		{"JWT secret too short", with(map[string]string{app.EnvUserJWTSecret + "_FILE": shortSecret}), []string{app.EnvUserJWTSecret + "_FILE", "at least 32 bytes"}},
 		{"JWT secret in plain env", with(map[string]string{app.EnvUserJWTSecret: "openwebui-forward-jwt-secret-0123456789abcdef"}), []string{app.EnvUserJWTSecret}},
@@ -77,6 +79,13 @@ func TestLoadConfig(t *testing.T) {
 		{"public URL with a query", with(map[string]string{app.EnvPublicURL: "https://lab.example/tg?x=1"}), []string{app.EnvPublicURL}},
 		{"public URL with credentials", with(map[string]string{app.EnvPublicURL: "https://u:p@lab.example/"}), []string{app.EnvPublicURL}},
 	}
+	t.Run("remote policy with its token", func(t *testing.T) {
+		env := with(map[string]string{app.EnvPolicyMode: "remote", app.EnvPolicyURL: "http://policy:8181", app.EnvPolicyToken + "_FILE": svcTok})
+		cfg, err := app.LoadConfig(config.New(func(k string) (string, bool) { v, ok := env[k]; return v, ok }))
+		if err != nil || cfg.PolicyURL != "http://policy:8181" || string(cfg.PolicyToken) != serviceToken {
+			t.Fatalf("got %q, %q, %v", cfg.PolicyURL, cfg.PolicyToken, err)
+		}
+	})
 	t.Run("public URL keeps a proxy's path prefix", func(t *testing.T) {
 		env := with(map[string]string{app.EnvPublicURL: "https://lab.example/toolgate/"})
 		cfg, err := app.LoadConfig(config.New(func(k string) (string, bool) { v, ok := env[k]; return v, ok }))

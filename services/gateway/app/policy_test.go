@@ -90,8 +90,10 @@ func TestSidecarPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := opatest.Start(t, dir)
-	h := newHarness(t, func(c *app.Config) { c.PolicyMode, c.PolicyURL = "remote", base })
+	sidecar := opatest.Start(t, dir)
+	h := newHarness(t, func(c *app.Config) {
+		c.PolicyMode, c.PolicyURL, c.PolicyToken = "remote", sidecar.URL, sidecar.Token
+	})
 	c := h.client("openwebui", "", "/mcp")
 	if got, isErr := call(t, c, "demo_echo", map[string]any{"text": "via opa"}); isErr || got["text"] != "via opa" {
 		t.Fatalf("read: %v", got)

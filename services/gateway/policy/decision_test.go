@@ -207,8 +207,8 @@ func TestEmbeddedDecisionTable(t *testing.T) {
 // repository's policies/ and through the embedded engine, and requires
 // identical answers (reason included).
 func TestEnginesAgree(t *testing.T) {
-	base := opatest.Start(t, policiesDir(t))
-	remote := NewRemote(base, &http.Client{Timeout: 10 * time.Second})
+	sidecar := opatest.Start(t, policiesDir(t))
+	remote := NewRemote(sidecar.URL, sidecar.Token, &http.Client{Timeout: 10 * time.Second})
 	embedded, err := NewEmbedded(t.Context(), policies.FS)
 	if err != nil {
 		t.Fatalf("NewEmbedded: %v", err)

@@ -21,17 +21,20 @@ const decisionPath = "/v1/data/toolgate/authz/decision?strict-builtin-errors=tru
 
 // Remote asks an OPA sidecar over its Data API. It is safe for concurrent use.
 type Remote struct {
-	url string
-	hc  *http.Client
+	url   string
+	token []byte
+	hc    *http.Client
 }
 
 var _ Engine = (*Remote)(nil)
 
-// NewRemote returns an engine that POSTs to {baseURL}/v1/data/toolgate/authz/decision.
+// NewRemote returns an engine that POSTs to {baseURL}/v1/data/toolgate/authz/decision
+// with token as its bearer token (the sidecar runs with
+// --authentication=token and serves nothing without it; nil sends none).
 // hc should carry a timeout and a transport sized for the gateway's
 // concurrency; nil means a private client with a 5 s timeout. Redirects are
 // never followed by that default client.
-func NewRemote(baseURL string, hc *http.Client) *Remote {
+func NewRemote(baseURL string, token []byte, hc *http.Client) *Remote {
 	if hc == nil {
 		hc = &http.Client{
 			Timeout: 5 * time.Second,
@@ -40,7 +43,7 @@ func NewRemote(baseURL string, hc *http.Client) *Remote {
 			},
 		}
 	}
-	return &Remote{url: strings.TrimRight(baseURL, "/") + decisionPath, hc: hc}
+	return &Remote{url: strings.TrimRight(baseURL, "/") + decisionPath, token: bytes.Clone(token), hc: hc}
 }
 
 // Decide posts {"input": in} and reads {"result": decision}.
@@ -57,6 +60,9 @@ func (r *Remote) Decide(ctx context.Context, in Input) (Decision, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	if r.token != nil {
+		req.Header.Set("Authorization", "Bearer "+string(r.token))
+	}
 
 	resp, err := r.hc.Do(req)
 	if err != nil {
@@ -67,6 +73,9 @@ func (r *Remote) Decide(ctx context.Context, in Input) (Decision, error) {
 	if resp.StatusCode != http.StatusOK {
 		// The body is not echoed: it may repeat parts of the input.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxResponseBytes))
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			return failClosed, fmt.Errorf("%w: policy server refused the gateway (HTTP %d): the gateway's and the sidecar's TOOLGATE_POLICY_TOKEN_FILE must hold the same token", ErrUnavailable, resp.StatusCode)
+		}
 		return failClosed, fmt.Errorf("%w: policy server answered HTTP %d", ErrUnavailable, resp.StatusCode)
 	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))

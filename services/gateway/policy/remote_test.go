@@ -17,6 +17,10 @@ const validResult = `{"result":{"decision":"confirm","reason":"write needs confi
 // never show up in an error.
 const secretMarker = "sk-SECRET-do-not-echo"
 
+// policyToken is the gateway's bearer token for the sidecar; it must never
+// show up in an error either.
+const policyToken = "policy-token-SECRET-0123456789abcdef"
+
 func TestRemoteSendsInputAndReadsResult(t *testing.T) {
 	in := write("ha_climate_set_temperature")
 	in.Args = map[string]any{"temperature": 21.5}
@@ -32,6 +36,9 @@ func TestRemoteSendsInputAndReadsResult(t *testing.T) {
 		if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 			t.Errorf("Content-Type %q", ct)
 		}
+		if got := r.Header.Get("Authorization"); got != "Bearer "+policyToken {
+			t.Errorf("Authorization %q, want the policy token", got)
+		}
 		var body struct {
 			Input map[string]any `json:"input"`
 		}
@@ -43,7 +50,7 @@ func TestRemoteSendsInputAndReadsResult(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	d, err := NewRemote(srv.URL+"/", srv.Client()).Decide(t.Context(), in)
+	d, err := NewRemote(srv.URL+"/", []byte(policyToken), srv.Client()).Decide(t.Context(), in)
 	if err != nil {
 		t.Fatalf("Decide: %v", err)
 	}
@@ -83,6 +90,10 @@ func TestRemoteFailsClosed(t *testing.T) {
 		{"server error", func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusInternalServerError)
 			io.WriteString(w, `{"code":"internal_error","message":"`+secretMarker+`"}`)
+		}, ErrUnavailable},
+		{"token refused", func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"code":"unauthorized","message":"`+secretMarker+`"}`)
 		}, ErrUnavailable},
 		{"not found", func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, secretMarker, http.StatusNotFound)
@@ -126,14 +137,14 @@ func TestRemoteFailsClosed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(tc.handler)
 			defer srv.Close()
-			d, err := NewRemote(srv.URL, nil).Decide(t.Context(), read())
+			d, err := NewRemote(srv.URL, []byte(policyToken), nil).Decide(t.Context(), read())
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
 			if d.Decision != Deny {
 				t.Errorf("decision with error = %+v, want deny", d)
 			}
-			if strings.Contains(err.Error(), secretMarker) || strings.Contains(err.Error(), "<html>") {
+			if strings.Contains(err.Error(), secretMarker) || strings.Contains(err.Error(), "<html>") || strings.Contains(err.Error(), policyToken) {
 				t.Errorf("error echoes the response body: %v", err)
 			}
 		})
@@ -145,7 +156,7 @@ func TestRemoteUnreachable(t *testing.T) {
 	url := srv.URL
 	srv.Close() // nothing listens there any more
 
-	d, err := NewRemote(url, nil).Decide(t.Context(), read())
+	d, err := NewRemote(url, []byte(policyToken), nil).Decide(t.Context(), read())
 	if !errors.Is(err, ErrUnavailable) || d.Decision != Deny {
 		t.Fatalf("got %+v, %v; want deny and ErrUnavailable", d, err)
 	}
@@ -164,7 +175,7 @@ func TestRemoteHonoursContext(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err := NewRemote(srv.URL, nil).Decide(ctx, read())
+	_, err := NewRemote(srv.URL, []byte(policyToken), nil).Decide(ctx, read())
 	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want ErrUnavailable wrapping context.Canceled", err)
 	}

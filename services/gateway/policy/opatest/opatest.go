@@ -1,18 +1,33 @@
-// Package opatest starts a real OPA server for tests, so the sidecar path is
-// exercised against the same Rego the gateway embeds.
+// Package opatest starts a real OPA server for tests, the way compose starts
+// the policy sidecar: the command line is read from compose/toolgate.yaml,
+// so the flags the tests exercise (token authentication, the system
+// authorization policy) are the ones deployed and cannot drift from them.
 package opatest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/toolgate/toolgate/internal/capture"
+	"github.com/toolgate/toolgate/policies"
+)
+
+// Compose's policy container serves these; Start moves them.
+const (
+	composeAddrFlag    = "--addr="
+	composePoliciesDir = "/policies"
 )
 
 // Binary finds opa in PATH or at the go-install location.
@@ -34,9 +49,45 @@ func Binary(t testing.TB) string {
 	return ""
 }
 
-// Start runs `opa run --server` on dir at a free loopback port and returns
-// its base URL once /health answers 200.
-func Start(t testing.TB, dir string) string {
+// ComposeArgs returns the policy container's command from
+// compose/toolgate.yaml (the arguments after the binary).
+func ComposeArgs(t testing.TB) []string {
+	t.Helper()
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "compose", "toolgate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Services map[string]struct {
+			Command []string `yaml:"command"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(b, &file); err != nil {
+		t.Fatalf("compose/toolgate.yaml: %v", err)
+	}
+	args := file.Services["policy"].Command
+	if len(args) == 0 {
+		t.Fatal("compose/toolgate.yaml: the policy service has no command")
+	}
+	return args
+}
+
+// Server is a running sidecar.
+type Server struct {
+	URL string
+	// Token is the gateway's policy token the sidecar accepts.
+	Token []byte
+	// Log is everything opa wrote to stdout and stderr (docker logs).
+	Log *capture.Buffer
+}
+
+// Start runs opa with the compose command line on dir, at a free loopback
+// port and with a fresh policy token, and returns once /health answers 200.
+func Start(t testing.TB, dir string) Server {
 	t.Helper()
 	bin := Binary(t)
 
@@ -47,16 +98,32 @@ func Start(t testing.TB, dir string) string {
 	addr := ln.Addr().String()
 	ln.Close()
 
+	args := ComposeArgs(t)
+	movedAddr, movedDir := false, false
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, composeAddrFlag):
+			args[i], movedAddr = composeAddrFlag+addr, true
+		case a == composePoliciesDir:
+			args[i], movedDir = dir, true
+		}
+	}
+	if !movedAddr || !movedDir {
+		t.Fatalf("the policy command in compose/toolgate.yaml no longer has %sHOST:PORT and %s; update opatest: %q", composeAddrFlag, composePoliciesDir, args)
+	}
+
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw)
+	token := []byte(hex.EncodeToString(raw))
+
 	ctx, cancel := context.WithCancel(context.Background())
 	// opa's output; exec writes it from another goroutine.
-	var stderr capture.Buffer
-	cmd := exec.CommandContext(ctx, bin, "run", "--server",
-		"--addr", addr,
-		"--skip-version-check", // no call home: tests stay on loopback
-		"--log-level", "error",
-		dir)
-	cmd.Stdout = &stderr
-	cmd.Stderr = &stderr
+	out := &capture.Buffer{}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	// What services/policy does with TOOLGATE_POLICY_TOKEN_FILE in the image.
+	cmd.Env = append(os.Environ(), policies.SidecarTokenHashEnv+"="+policies.SidecarTokenHash(token))
+	cmd.Stdout = out
+	cmd.Stderr = out
 	if err := cmd.Start(); err != nil {
 		cancel()
 		t.Fatalf("start opa: %v", err)
@@ -75,18 +142,38 @@ func Start(t testing.TB, dir string) string {
 		select {
 		case err := <-exited:
 			exited <- err
-			t.Fatalf("opa exited before becoming healthy: %v\n%s", err, stderr.String())
+			t.Fatalf("opa exited before becoming healthy: %v\n%s", err, out.String())
 		default:
 		}
-		if resp, err := hc.Get(base + "/health"); err == nil {
+		req, _ := http.NewRequest(http.MethodGet, base+"/health", nil)
+		req.Header.Set("Authorization", "Bearer "+string(token))
+		if resp, err := hc.Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return base
+				return Server{URL: base, Token: token, Log: out}
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("opa at %s not healthy after 20s\n%s", addr, stderr.String())
+			t.Fatalf("opa at %s not healthy after 20s\n%s", addr, out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// repoRoot is the directory holding go.mod, above the test's directory.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("opatest: no go.mod above the working directory")
+		}
+		dir = parent
 	}
 }
