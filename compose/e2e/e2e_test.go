@@ -134,12 +134,15 @@ func TestStack(t *testing.T) {
 		}
 		return extra
 	}
+	// A value only a tool call's arguments carry: it must reach no log.
+	planted := fmt.Sprintf("e2e-planted-SECRET-%d", time.Now().UnixNano())
 	t.Run("MCP client on the clients network", func(t *testing.T) {
 		out, err := run(ctx, "docker", append([]string{"run", "--rm", "--network", project + "_clients",
 			"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "65532",
 			probeImage, "-url", "http://gateway:8080/mcp", "-token", token,
 			"-user-jwt", userJWT("ann@example.org", "user"),
-			"-unreachable", strings.Join(targets, ",")}, policyFlags(
+			"-unreachable", strings.Join(targets, ","),
+			"-read", `demo_echo={"text":"` + planted + `"}`}, policyFlags(
 			// One read per service, each answered by its fake upstream.
 			"-read", "sonarr_series_list={}", "-read", "radarr_movie_list={}", "-read", "prowlarr_indexer_list={}",
 			"-read", "frigate_list_cameras={}", "-read", `web_search={"query":"nimbus nas 3.2"}`,
@@ -187,6 +190,27 @@ func TestStack(t *testing.T) {
 			t.Logf("probe from the %s:\n%s", where, strings.ReplaceAll(outs[where], string(policyToken), "<policy token>"))
 			if errs[where] != nil || !strings.Contains(outs[where], "\nPASS") {
 				t.Errorf("from the %s: %v", where, errs[where])
+			}
+		}
+	})
+
+	t.Run("no container logs a call's arguments or a token", func(t *testing.T) {
+		logs, err := run(ctx, "docker", compose("logs", "--no-color")...)
+		if err != nil {
+			t.Fatalf("compose logs: %v", err)
+		}
+		policyToken, err := os.ReadFile(filepath.Join(secrets, "gateway", "policy_token"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, secret := range map[string]string{"the planted argument": planted, "the client token": token, "the policy token": string(policyToken)} {
+			if strings.Contains(logs, secret) {
+				for _, line := range strings.Split(logs, "\n") {
+					if strings.Contains(line, secret) {
+						t.Errorf("%s is in a container's log: %.300s", what, strings.ReplaceAll(line, secret, "<"+what+">"))
+						break
+					}
+				}
 			}
 		}
 	})

@@ -23,6 +23,7 @@ const (
 	RuleHealthy         = "healthy"
 	RulePolicyIsolated  = "policy reachable only by the gateway"
 	RulePolicyAuth      = "policy requires a token"
+	RulePolicyNoInputs  = "policy logs no call inputs"
 )
 
 // Finding is one rule checked for one container (or network).
@@ -177,6 +178,10 @@ func checkContainer(s Stack, c container.InspectResponse) []Finding {
 			}
 		}
 		add(RulePolicyAuth, len(missing) == 0, "OPA runs without %s: whoever reaches it can replace the policy", strings.Join(missing, " "))
+		consoleLog := slices.ContainsFunc(args, func(a string) bool {
+			return strings.Contains(strings.ReplaceAll(a, " ", ""), "decision_logs.console=true")
+		})
+		add(RulePolicyNoInputs, !consoleLog, "OPA's console decision log writes every call's arguments to docker logs")
 	}
 	return out
 }

@@ -50,8 +50,8 @@ func TestDoctorPassesAGoodStack(t *testing.T) {
 	if Failed(fs) {
 		t.Fatalf("a good stack failed: %+v", fs)
 	}
-	if len(fs) != 3*9+2+1 {
-		t.Fatalf("want 30 findings (9 rules × 3 containers + 2 policy rules + the network), got %d", len(fs))
+	if len(fs) != 3*9+3+1 {
+		t.Fatalf("want 31 findings (9 rules × 3 containers + 3 policy rules + the network), got %d", len(fs))
 	}
 }
 
@@ -101,6 +101,13 @@ func TestDoctorCatchesEachBrokenRule(t *testing.T) {
 		}},
 		{RulePolicyAuth, func(s *Stack) {
 			s.Containers[2].Config.Cmd = append(s.Containers[2].Config.Cmd, "--authentication", "off")
+		}},
+		// Decision logs on the console put call arguments into docker logs.
+		{RulePolicyNoInputs, func(s *Stack) {
+			s.Containers[2].Config.Cmd = append(s.Containers[2].Config.Cmd, "--set=decision_logs.console=true")
+		}},
+		{RulePolicyNoInputs, func(s *Stack) {
+			s.Containers[2].Config.Cmd = append(s.Containers[2].Config.Cmd, "--set", "decision_logs.console=true")
 		}},
 	}
 	for _, tc := range cases {
