@@ -166,9 +166,8 @@ func TestStack(t *testing.T) {
 			t.Fatal(err)
 		}
 		from := map[string][]string{
-			"tools network":                append([]string{"--network", project + "_tools"}, policyFlags()...),
-			"gateway's network (no token)": {"--network", "container:" + project + "-gateway-1", "-policy", "http://policy:8181"},
-			"gateway's network (token)":    {"--network", "container:" + project + "-gateway-1", "-policy", "http://policy:8181", "-policy-token", string(policyToken)},
+			"tools network":     append([]string{"--network", project + "_tools"}, policyFlags()...),
+			"gateway's network": {"--network", "container:" + project + "-gateway-1", "-policy", "http://policy:8181", "-policy-token", string(policyToken)},
 		}
 		outs := make(map[string]string, len(from))
 		errs := make(map[string]error, len(from))

@@ -74,8 +74,8 @@ func main() {
 	if *url != "" {
 		r.mcpFlow(ctx, *url, auth, reads)
 	}
-	for _, base := range policies {
-		r.attackPolicy(ctx, base, *policyToken)
+	if len(policies) > 0 {
+		r.attackPolicy(ctx, policies, *policyToken)
 	}
 	// Dials to an internal network's addresses time out rather than fail
 	// fast, so they run side by side; results print in the given order.
@@ -220,49 +220,71 @@ decision := {"decision": "allow", "reason": "owned", "approval": "model", "ttl_s
 // policies and data. Each attempt must fail: no connection at all, or a
 // 401/403 from OPA. With the gateway's token the same attempts must still
 // be refused, while the gateway's decision query answers (so the refusals
-// are OPA's, not a dead address).
-func (r *report) attackPolicy(ctx context.Context, base, token string) {
-	attempts := []struct{ method, path, body string }{
-		{http.MethodPut, "/v1/policies/e2e-owned", allowEverything},
-		{http.MethodGet, "/v1/data", ""},
-		{http.MethodGet, "/v1/policies", ""},
+// are OPA's, not a dead address). Attempts run side by side (a dial into
+// an internal network times out rather than fails); results print in order.
+func (r *report) attackPolicy(ctx context.Context, bases []string, token string) {
+	type attempt struct {
+		name                string
+		method, path, token string
+		body                string
+		want                int // 0: refused; else this status
 	}
 	tokens := []string{""}
 	if token != "" {
 		tokens = append(tokens, token)
 	}
-	for _, tok := range tokens {
-		who := "without a token"
-		if tok != "" {
-			who = "with the gateway's token"
-		}
-		for _, a := range attempts {
-			status, err := sendPolicy(ctx, base, a.method, a.path, tok, a.body)
-			switch {
-			case err != nil && tok == "":
-				err = nil // unreachable: refused before OPA
-			case err == nil && (status == http.StatusUnauthorized || status == http.StatusForbidden):
-			case err == nil:
-				err = fmt.Errorf("answered HTTP %d", status)
+	var all []attempt
+	for _, base := range bases {
+		for _, tok := range tokens {
+			who := "without a token"
+			if tok != "" {
+				who = "with the gateway's token"
 			}
-			r.check(fmt.Sprintf("policy refuses %s %s%s %s", a.method, base, a.path, who), err)
+			for _, a := range []struct{ method, path, body string }{
+				{http.MethodPut, "/v1/policies/e2e-owned", allowEverything},
+				{http.MethodGet, "/v1/data", ""},
+				{http.MethodGet, "/v1/policies", ""},
+			} {
+				all = append(all, attempt{name: fmt.Sprintf("policy refuses %s %s%s %s", a.method, base, a.path, who),
+					method: a.method, path: base + a.path, token: tok, body: a.body})
+			}
+		}
+		if token != "" {
+			all = append(all, attempt{name: "policy answers the gateway's decision query at " + base,
+				method: http.MethodPost, path: base + "/v1/data/toolgate/authz/decision?strict-builtin-errors=true", token: token,
+				body: `{"input":{"action":"list","service":"-","tool":"-","ticket":{"state":"none","force":false}}}`, want: http.StatusOK})
 		}
 	}
-	if token != "" {
-		status, err := sendPolicy(ctx, base, http.MethodPost, "/v1/data/toolgate/authz/decision?strict-builtin-errors=true", token,
-			`{"input":{"action":"list","service":"-","tool":"-","ticket":{"state":"none","force":false}}}`)
-		if err == nil && status != http.StatusOK {
-			err = fmt.Errorf("answered HTTP %d", status)
-		}
-		r.check("policy answers the gateway's decision query "+base, err)
+	results := make([]string, len(all))
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for i, a := range all {
+		wg.Go(func() {
+			status, err := sendPolicy(ctx, a.method, a.path, a.token, a.body)
+			switch {
+			case err != nil && a.want == 0 && a.token == "":
+				results[i] = " (no connection)"
+			case err != nil:
+				errs[i] = err
+			case a.want == 0 && (status == http.StatusUnauthorized || status == http.StatusForbidden),
+				a.want != 0 && status == a.want:
+				results[i] = fmt.Sprintf(" (HTTP %d)", status)
+			default:
+				errs[i] = fmt.Errorf("answered HTTP %d", status)
+			}
+		})
+	}
+	wg.Wait()
+	for i, a := range all {
+		r.check(a.name+results[i], errs[i])
 	}
 }
 
 // sendPolicy makes one request to the sidecar and returns its status.
-func sendPolicy(ctx context.Context, base, method, path, token, body string) (int, error) {
+func sendPolicy(ctx context.Context, method, url, token, body string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(base, "/")+path, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
