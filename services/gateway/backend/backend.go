@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -28,6 +29,9 @@ type Config struct {
 	Token []byte
 	// MaxConcurrent bounds calls in flight; more answer busy at once.
 	MaxConcurrent int
+	// MaxResponseBytes bounds what CallRaw reads of one answer; 0 means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int
 	// HTTPClient is shared by all backends (tuned transport).
 	HTTPClient *http.Client
 	Logger     *slog.Logger
@@ -48,12 +52,20 @@ type Backend struct {
 	mu           sync.Mutex
 	cli          *client.Client
 	instructions string // from the service's last initialize
+	// What CallRaw sends on the session cli opened: its id (empty for a
+	// stateless service) and the negotiated protocol version.
+	sessionID, version string
+
+	nextID atomic.Int64
 }
 
 // New returns a Backend; it connects on first use.
 func New(cfg Config) *Backend {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = 16
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -127,6 +139,7 @@ func (b *Backend) session(ctx context.Context) (*client.Client, error) {
 		return nil, fmt.Errorf("service %s: initialize: %w", b.cfg.Name, err)
 	}
 	b.cli, b.instructions = c, res.Instructions
+	b.sessionID, b.version = c.GetSessionId(), res.ProtocolVersion
 	return c, nil
 }
 
@@ -237,7 +250,8 @@ func (b *Backend) classify(ctx context.Context, err error) error {
 		return toolerr.Wrap(toolerr.Timeout, err, "service %s did not answer before the call's deadline", b.cfg.Name)
 	case errors.Is(err, context.Canceled):
 		return toolerr.Wrap(toolerr.Timeout, err, "the call was cancelled")
-	case errors.Is(err, transport.ErrUnauthorized):
+	case errors.Is(err, transport.ErrUnauthorized), errors.Is(err, transport.ErrAuthorizationRequired):
+		// mcp-go v1.2 answers a 401 with ErrAuthorizationRequired.
 		return toolerr.Wrap(toolerr.AuthFailed, err, "service %s rejected the gateway's service token; check the token files", b.cfg.Name)
 	case !transportFailure(err):
 		return toolerr.Wrap(toolerr.InvalidArgument, err, "service %s refused the request", b.cfg.Name)

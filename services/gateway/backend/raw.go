@@ -1,0 +1,178 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+)
+
+// DefaultMaxResponseBytes bounds what the gateway reads of one answer from
+// a service; the router's result cap (at most 64 MiB) applies after.
+const DefaultMaxResponseBytes = 64<<20 + 64<<10
+
+// errTransport marks a failure of the connection, not of the service's
+// answer: the session may be broken and a read may be retried.
+var errTransport = errors.New("transport failure")
+
+// CallRaw runs one tool like Call, on the same session, but sends args as
+// given (the caller's canonical JSON) and returns the service's result
+// object as it arrived, undecoded: the gateway passes reads through without
+// decoding and re-encoding them.
+func (b *Backend) CallRaw(ctx context.Context, tool string, args json.RawMessage, retry bool) (json.RawMessage, error) {
+	select {
+	case b.sem <- struct{}{}:
+		defer func() { <-b.sem }()
+	default:
+		return nil, toolerr.New(toolerr.Busy, "service %s has too many calls in flight; try again shortly", b.cfg.Name)
+	}
+	attempts := 1
+	if retry {
+		attempts = 2
+	}
+	var err error
+	for range attempts {
+		var c *client.Client
+		if c, err = b.session(ctx); err != nil {
+			break
+		}
+		var res json.RawMessage
+		if res, err = b.post(ctx, tool, args); err == nil {
+			return res, nil
+		}
+		if !errors.Is(err, errTransport) || ctx.Err() != nil {
+			break
+		}
+		b.log.Warn("service call failed; reopening session", "error", err)
+		b.reset(c)
+	}
+	return nil, b.classifyRaw(ctx, err)
+}
+
+func (b *Backend) classifyRaw(ctx context.Context, err error) error {
+	var te *toolerr.Error
+	switch {
+	case errors.As(err, &te):
+		return err
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		return toolerr.Wrap(toolerr.Timeout, err, "service %s did not answer before the call's deadline", b.cfg.Name)
+	case errors.Is(err, context.Canceled):
+		return toolerr.Wrap(toolerr.Timeout, err, "the call was cancelled")
+	case errors.Is(err, errTransport):
+		return toolerr.Wrap(toolerr.UpstreamUnavailable, err, "service %s is unreachable; its tools are unavailable until it is back", b.cfg.Name)
+	default:
+		return b.classify(ctx, err)
+	}
+}
+
+// post sends one tools/call on the session the last initialize opened.
+func (b *Backend) post(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	b.mu.Lock()
+	sessionID, version := b.sessionID, b.version
+	b.mu.Unlock()
+	id := b.nextID.Add(1)
+	name, err := json.Marshal(tool)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	body := make([]byte, 0, 96+len(name)+len(args))
+	body = append(body, `{"jsonrpc":"2.0","id":`...)
+	body = strconv.AppendInt(body, id, 10)
+	body = append(body, `,"method":"tools/call","params":{"name":`...)
+	body = append(body, name...)
+	body = append(body, `,"arguments":`...)
+	body = append(body, args...)
+	body = append(body, "}}"...)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+string(b.cfg.Token))
+	if version != "" {
+		req.Header.Set("MCP-Protocol-Version", version)
+	}
+	if sessionID != "" {
+		req.Header.Set("Mcp-Session-Id", sessionID)
+	}
+	resp, err := b.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errTransport, err)
+	}
+	defer resp.Body.Close()
+	limit := b.cfg.MaxResponseBytes
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read: %w", errTransport, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized:
+		return nil, toolerr.New(toolerr.AuthFailed, "service %s rejected the gateway's service token; check the token files", b.cfg.Name)
+	case resp.StatusCode == http.StatusNotFound && sessionID != "":
+		// The service no longer knows the session (it restarted).
+		return nil, fmt.Errorf("%w: session ended by the service", errTransport)
+	case len(raw) > limit:
+		return nil, toolerr.New(toolerr.TooLarge, "service %s answered with more than %d bytes", b.cfg.Name, limit)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" && resp.StatusCode == http.StatusOK {
+		raw = eventWithID(raw, id)
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &msg); err != nil {
+		if resp.StatusCode != http.StatusOK {
+			return nil, toolerr.New(toolerr.UpstreamUnavailable, "service %s answered HTTP %d", b.cfg.Name, resp.StatusCode)
+		}
+		return nil, toolerr.New(toolerr.UpstreamUnavailable, "service %s answered something that is not JSON-RPC", b.cfg.Name)
+	}
+	switch {
+	case msg.Error != nil:
+		// As Call: the service refused the request (unknown tool, bad
+		// arguments); its message stays in the log, not in the result.
+		return nil, toolerr.Wrap(toolerr.InvalidArgument, fmt.Errorf("JSON-RPC error %d: %s", msg.Error.Code, msg.Error.Message),
+			"service %s refused the request", b.cfg.Name)
+	case string(msg.ID) != strconv.FormatInt(id, 10):
+		return nil, toolerr.New(toolerr.UpstreamUnavailable, "service %s answered another request", b.cfg.Name)
+	case len(msg.Result) == 0 || msg.Result[0] != '{':
+		return nil, toolerr.New(toolerr.UpstreamUnavailable, "service %s returned no result", b.cfg.Name)
+	}
+	return msg.Result, nil
+}
+
+// eventWithID returns the data of the event stream's response to id;
+// notifications before it are skipped.
+func eventWithID(stream []byte, id int64) []byte {
+	want := strconv.FormatInt(id, 10)
+	for line := range bytes.Lines(stream) {
+		data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte("data:"))
+		if !ok {
+			continue
+		}
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(data, &m) == nil && string(m.ID) == want {
+			return bytes.TrimSpace(data)
+		}
+	}
+	return nil
+}

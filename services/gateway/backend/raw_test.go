@@ -1,0 +1,243 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/redact"
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/toolkit"
+)
+
+const token = "backend-test-token-0123456789"
+
+// realService is a toolkit service with one read that reports the raw
+// arguments it received.
+func realService(t *testing.T) *httptest.Server {
+	t.Helper()
+	svc, err := toolkit.New(toolkit.Options{
+		Name: "demo", ServiceToken: []byte(token), Redactor: redact.New([]byte(token)),
+	}, toolkit.Tool{
+		Name: "demo_args", Description: "Report the arguments.",
+		Schema:      json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"n":{"type":"number"}},"additionalProperties":false}`),
+		Annotations: toolkit.Annotations{ReadOnly: true},
+		Read: func(_ context.Context, a toolkit.Args) (any, error) {
+			return map[string]any{"raw": string(a.Raw())}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(svc.Handler())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func newBackend(t *testing.T, url string, mutate ...func(*Config)) *Backend {
+	t.Helper()
+	cfg := Config{Name: "demo", URL: url, Token: []byte(token)}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	b := New(cfg)
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+func TestCallRawPassesArgumentsAndResultAsTheyAre(t *testing.T) {
+	srv := realService(t)
+	b := newBackend(t, srv.URL+"/mcp")
+	args := json.RawMessage(`{"n":1.50,"text":"<a&b>"}`)
+	raw, err := b.CallRaw(t.Context(), "demo_args", args, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent struct{ Raw string }
+		IsError           bool `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil || res.IsError || len(res.Content) != 1 {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if res.StructuredContent.Raw != string(args) {
+		t.Errorf("the service got %s, sent %s", res.StructuredContent.Raw, args)
+	}
+	// The decoding call on the same session still works.
+	if dec, err := b.Call(t.Context(), "demo_args", map[string]any{"text": "x"}, nil, false); err != nil || dec.IsError {
+		t.Fatalf("Call: %v %+v", err, dec)
+	}
+}
+
+func TestCallRawFailures(t *testing.T) {
+	srv := realService(t)
+	cases := []struct {
+		name string
+		url  string
+		cfg  func(*Config)
+		tool string
+		code toolerr.Code
+	}{
+		{"unknown tool", srv.URL + "/mcp", nil, "demo_nosuch", toolerr.InvalidArgument},
+		{"wrong service token", srv.URL + "/mcp", func(c *Config) { c.Token = []byte("wrong-token-0123456789abcdef") }, "demo_args", toolerr.AuthFailed},
+		{"nobody listening", "http://127.0.0.1:1/mcp", nil, "demo_args", toolerr.UpstreamUnavailable},
+		{"answer over the bound", srv.URL + "/mcp", func(c *Config) { c.MaxResponseBytes = 64 }, "demo_args", toolerr.TooLarge},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var muts []func(*Config)
+			if tc.cfg != nil {
+				muts = append(muts, tc.cfg)
+			}
+			b := newBackend(t, tc.url, muts...)
+			_, err := b.CallRaw(t.Context(), tc.tool, json.RawMessage(`{}`), true)
+			if toolerr.CodeOf(err) != tc.code {
+				t.Fatalf("got %v (%s), want %s", err, toolerr.CodeOf(err), tc.code)
+			}
+			// Call, the decoding way, fails alike.
+			if tc.code != toolerr.TooLarge {
+				if _, err := b.Call(t.Context(), tc.tool, map[string]any{}, nil, true); toolerr.CodeOf(err) != tc.code {
+					t.Errorf("Call: got %v (%s), want %s", err, toolerr.CodeOf(err), tc.code)
+				}
+			}
+			if strings.Contains(toolerr.MessageOf(err), token) {
+				t.Error("the token is in the message")
+			}
+		})
+	}
+}
+
+func TestCallRawIsBoundedLikeCall(t *testing.T) {
+	b := newBackend(t, "http://127.0.0.1:1/mcp", func(c *Config) { c.MaxConcurrent = 1 })
+	b.sem <- struct{}{} // one call in flight
+	defer func() { <-b.sem }()
+	if _, err := b.CallRaw(t.Context(), "demo_args", nil, false); toolerr.CodeOf(err) != toolerr.Busy {
+		t.Fatalf("got %v, want busy", err)
+	}
+}
+
+// fakeService answers initialize itself and tools/call with answer.
+type fakeService struct {
+	calls  atomic.Int32
+	answer func(w http.ResponseWriter, r *http.Request, id json.RawMessage, n int32)
+}
+
+func (f *fakeService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	body, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(body, &msg)
+	switch msg.Method {
+	case "initialize":
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Mcp-Session-Id", "fake-session")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`, msg.ID)
+	case "tools/call":
+		if r.Header.Get("Mcp-Session-Id") != "fake-session" || r.Header.Get("MCP-Protocol-Version") != "2025-11-25" {
+			http.Error(w, "no session", http.StatusBadRequest)
+			return
+		}
+		f.answer(w, r, msg.ID, f.calls.Add(1))
+	default:
+		w.WriteHeader(http.StatusAccepted)
+	}
+}
+
+func TestCallRawReadsWhatServicesMayAnswer(t *testing.T) {
+	ok := `{"content":[{"type":"text","text":"fine"}]}`
+	cases := []struct {
+		name   string
+		answer func(w http.ResponseWriter, r *http.Request, id json.RawMessage, n int32)
+		retry  bool
+		want   string       // the result, or
+		code   toolerr.Code // the error
+	}{
+		{"event stream with a notification first", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage, _ int32) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n")
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n\n", id, ok)
+		}, false, ok, ""},
+		{"an answer to another request", func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage, _ int32) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":999999,"result":%s}`, ok)
+		}, false, "", toolerr.UpstreamUnavailable},
+		{"not JSON", func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage, _ int32) {
+			fmt.Fprint(w, "<html>")
+		}, false, "", toolerr.UpstreamUnavailable},
+		{"a result that is not an object", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage, _ int32) {
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"x"}`, id)
+		}, false, "", toolerr.UpstreamUnavailable},
+		{"HTTP 500", func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage, _ int32) {
+			http.Error(w, "boom", http.StatusInternalServerError)
+		}, false, "", toolerr.UpstreamUnavailable},
+		{"session gone, then a new one (read)", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage, n int32) {
+			if n == 1 {
+				http.Error(w, "session not found", http.StatusNotFound)
+				return
+			}
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, ok)
+		}, true, ok, ""},
+		{"connection cut, retried once (read)", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage, n int32) {
+			if n == 1 {
+				conn, _, _ := w.(http.Hijacker).Hijack()
+				conn.Close()
+				return
+			}
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, ok)
+		}, true, ok, ""},
+		{"connection cut, not retried (write)", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage, n int32) {
+			if n == 1 {
+				conn, _, _ := w.(http.Hijacker).Hijack()
+				conn.Close()
+				return
+			}
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, ok)
+		}, false, "", toolerr.UpstreamUnavailable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeService{answer: tc.answer}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			b := newBackend(t, srv.URL)
+			raw, err := b.CallRaw(t.Context(), "x_tool", json.RawMessage(`{}`), tc.retry)
+			if tc.code != "" {
+				if toolerr.CodeOf(err) != tc.code {
+					t.Fatalf("got %v %s, want %s", err, raw, tc.code)
+				}
+				return
+			}
+			if err != nil || string(raw) != tc.want {
+				t.Fatalf("got %s, %v", raw, err)
+			}
+		})
+	}
+}
+
+func TestCallRawHonoursTheDeadline(t *testing.T) {
+	f := &fakeService{answer: func(w http.ResponseWriter, r *http.Request, _ json.RawMessage, _ int32) {
+		<-r.Context().Done()
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	b := newBackend(t, srv.URL)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := b.CallRaw(ctx, "x_tool", nil, true); toolerr.CodeOf(err) != toolerr.Timeout {
+		t.Fatalf("got %v, want timeout", err)
+	}
+}
