@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base32"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +38,15 @@ type call struct {
 	start      time.Time
 	decision   policy.Decision
 	ticketID   string
+	// canonical is the arguments' canonical JSON (what argsDigest hashes,
+	// and what a read sends the service).
+	canonical []byte
+	// direct: the call came on the direct path (direct.go), which writes
+	// a read's result as the service sent it. Then serve may answer with
+	// a nil result and the passthrough body, and textBytes for the audit.
+	direct      bool
+	passthrough []byte
+	textBytes   int
 }
 
 func (r *Router) handle(e *entry) server.ToolHandlerFunc {
@@ -80,6 +91,9 @@ func (r *Router) serve(ctx context.Context, c *call, req mcp.CallToolRequest) (*
 	case d.Decision == policy.Deny:
 		return errorResult(toolerr.New(toolerr.Forbidden, "denied by policy: %s", d.Reason)), "denied"
 	case !c.e.write && d.Decision == policy.Allow:
+		if rc, ok := r.backends[c.e.service].(rawCaller); ok && c.direct {
+			return r.forwardRaw(ctx, c, rc)
+		}
 		return r.forward(ctx, c, nil, true)
 	case !c.e.write:
 		// The policy asked for confirmation of a read; reads have no
@@ -153,11 +167,13 @@ func (r *Router) parseArgs(c *call, req mcp.CallToolRequest) error {
 	if f, ok := args["force"].(bool); ok {
 		c.force = f
 	}
-	d, err := approval.Digest(args)
+	canonical, err := approval.Canonical(args)
 	if err != nil {
 		return toolerr.Wrap(toolerr.InvalidArgument, err, "arguments cannot be digested")
 	}
-	c.args, c.argsDigest = args, d
+	// approval.Digest's value, from the bytes a read sends on.
+	sum := sha256.Sum256(canonical)
+	c.args, c.argsDigest, c.canonical = args, hex.EncodeToString(sum[:]), canonical
 	c.ticketID = c.ticket
 	return nil
 }
@@ -350,6 +366,11 @@ func (r *Router) forward(ctx context.Context, c *call, meta map[string]any, retr
 	if res == nil {
 		return errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned no result", c.e.service)), string(toolerr.UpstreamUnavailable)
 	}
+	return r.clean(res)
+}
+
+// clean keeps what may leave of a service's result and caps it.
+func (r *Router) clean(res *mcp.CallToolResult) (*mcp.CallToolResult, string) {
 	out := &mcp.CallToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
 	if len(res.RawStructuredContent) > 0 {
 		out.StructuredContent = res.RawStructuredContent
@@ -455,9 +476,10 @@ func (r *Router) record(c *call, event, outcome string, bytes int) audit.Record 
 	return rec
 }
 
+// finish records the call. A nil res is a result passed through (c.direct).
 func (r *Router) finish(c *call, res *mcp.CallToolResult, outcome string) {
-	n := 0
-	for _, ct := range res.Content {
+	n := c.textBytes
+	for _, ct := range resContent(res) {
 		if t, ok := ct.(mcp.TextContent); ok {
 			n += len(t.Text)
 		}
@@ -468,6 +490,13 @@ func (r *Router) finish(c *call, res *mcp.CallToolResult, outcome string) {
 		d = "none"
 	}
 	r.deps.Metrics.ObserveCall(c.e.service, c.e.upstream.Name, d, outcome, r.deps.Now().Sub(c.start))
+}
+
+func resContent(res *mcp.CallToolResult) []mcp.Content {
+	if res == nil {
+		return nil
+	}
+	return res.Content
 }
 
 func randomID() string {

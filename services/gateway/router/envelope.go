@@ -82,25 +82,25 @@ func checkMessage(raw []byte) error {
 }
 
 // readEnvelope reads and checks a POST body, then restores it for the MCP
-// server. It answers the client itself and returns false when the body is
-// unusable.
-func readEnvelope(w http.ResponseWriter, req *http.Request) bool {
+// server and returns it. It answers the client itself and returns false
+// when the body is unusable.
+func readEnvelope(w http.ResponseWriter, req *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			writeRPCError(w, http.StatusRequestEntityTooLarge, -32600, "request body is too large")
-			return false
+			return nil, false
 		}
 		writeRPCError(w, http.StatusBadRequest, -32700, "could not read the request body")
-		return false
+		return nil, false
 	}
 	if err := checkEnvelope(body); err != nil {
 		var ee *envelopeError
 		errors.As(err, &ee)
 		writeRPCError(w, http.StatusBadRequest, ee.code, ee.msg)
-		return false
+		return nil, false
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
-	return true
+	return body, true
 }

@@ -36,12 +36,14 @@ func (r *Router) newServer(name string, services ...string) *server.MCPServer {
 	)
 }
 
-func (r *Router) streamable(s *server.MCPServer) http.Handler {
+func (r *Router) streamable(endpoint string, s *server.MCPServer) http.Handler {
+	sess := newSessions(time.Now, sessionIdleTTL)
+	r.sessions[endpoint] = sess
 	return server.NewStreamableHTTPServer(s,
 		// Sessions for clients that use them (older revisions); forged ids
 		// are refused, and idle sessions are swept because clients rarely
 		// send DELETE.
-		server.WithStateful(true),
+		server.WithSessionIdManager(sess),
 		server.WithSessionIdleTTL(sessionIdleTTL),
 		// Clients that open the GET event stream (OpenWebUI's Python SDK
 		// does, right after initialize) get a keep-alive so idle proxies do
@@ -93,8 +95,11 @@ func (r *Router) Handler() http.Handler {
 			return
 		}
 		req.Body = http.MaxBytesReader(w, req.Body, MaxRequestBytes)
-		if req.Method == http.MethodPost && !readEnvelope(w, req) {
-			return
+		if req.Method == http.MethodPost {
+			body, ok := readEnvelope(w, req)
+			if !ok || r.callDirectly(w, req, name, body) {
+				return
+			}
 		}
 		h.ServeHTTP(w, req)
 	})

@@ -84,6 +84,7 @@ type Router struct {
 	aggregate *server.MCPServer
 	single    map[string]*server.MCPServer
 	handlers  map[string]http.Handler // "" is the aggregate
+	sessions  map[string]*sessions    // each endpoint's MCP sessions
 
 	mu     sync.Mutex
 	tools  map[string][]*entry // by service
@@ -140,7 +141,8 @@ func New(cfg Config, deps Deps) (*Router, error) {
 	r := &Router{
 		cfg: cfg, deps: deps, log: deps.Logger,
 		backends: map[string]Backend{}, single: map[string]*server.MCPServer{},
-		handlers: map[string]http.Handler{}, tools: map[string][]*entry{}, byName: map[string]*entry{},
+		handlers: map[string]http.Handler{}, sessions: map[string]*sessions{},
+		tools: map[string][]*entry{}, byName: map[string]*entry{},
 		instr: map[string]string{},
 	}
 	for _, b := range deps.Backends {
@@ -152,11 +154,11 @@ func New(cfg Config, deps Deps) (*Router, error) {
 	}
 	sort.Strings(r.names)
 	r.aggregate = r.newServer("toolgate", r.names...)
-	r.handlers[""] = r.streamable(r.aggregate)
+	r.handlers[""] = r.streamable("", r.aggregate)
 	for _, n := range r.names {
 		s := r.newServer("toolgate-"+n, n)
 		r.single[n] = s
-		r.handlers[n] = r.streamable(s)
+		r.handlers[n] = r.streamable(n, s)
 	}
 	return r, nil
 }

@@ -1,0 +1,170 @@
+package router
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/services/gateway/auth"
+)
+
+// The direct tools/call path.
+//
+// A tools/call on a live session is the gateway's hot path. mcp-go would
+// decode the message, run the tool filter, call the tool handler, and
+// encode the result the handler decoded from the service a moment before.
+// callDirectly does what that amounts to for the common case (a session of
+// a 2025 protocol revision, a plain call) itself: the same endpoint
+// membership and visibility check, the same tool handler logic (serve:
+// arguments, policy, tickets, caps, audit, metrics), and for a read the
+// service's result bytes passed on as they are (passthrough.go). Anything
+// else — another method, a batch, the 2026-07-28 revision, _meta or task
+// parameters, a session mcp-go has not seen for a while — goes to mcp-go
+// as before. Both ways answer the same.
+
+// callDirectly answers req when it is a plain tools/call it can serve, and
+// reports whether it did.
+func (r *Router) callDirectly(w http.ResponseWriter, req *http.Request, endpoint string, body []byte) bool {
+	if req.Method != http.MethodPost {
+		return false
+	}
+	if mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return false
+	}
+	if v := req.Header.Get(mcp.HeaderProtocolVersion); v != "" && (!mcp.IsValidProtocolVersion(v) || mcp.IsModernProtocol(v)) {
+		return false
+	}
+	if !r.sessions[endpoint].direct(req.Header.Get("Mcp-Session-Id")) {
+		return false
+	}
+	msg, ok := plainCall(body)
+	if !ok {
+		return false
+	}
+	id, ok := auth.IdentityFrom(req.Context())
+	if !ok {
+		return false
+	}
+	services, member, ok := r.endpoint(endpoint)
+	if endpoint == "" { // the aggregate /mcp
+		services, member, ok = r.names, func(*entry) bool { return true }, true
+	}
+	if !ok {
+		return false
+	}
+	ctx := req.Context()
+	e := r.lookup(msg.name)
+	if e == nil || !slices.Contains(services, e.service) || !member(e) || len(r.visible(ctx, []mcp.Tool{e.offered})) == 0 {
+		// mcp-go's words for a tool it does not have or the filter hides.
+		writeRPC(w, msg.id, nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("tool '%s' not found: tool not found", msg.name)})
+		return true
+	}
+	c := &call{e: e, start: r.deps.Now(), id: id, direct: true}
+	res, outcome := r.serveRecovered(c, func() (*mcp.CallToolResult, string) {
+		treq := mcp.CallToolRequest{}
+		treq.Params.Name = msg.name
+		treq.Params.RawArguments = msg.args
+		return r.serve(ctx, c, treq)
+	})
+	r.finish(c, res, outcome)
+	result := c.passthrough
+	if res != nil {
+		var err error
+		if result, err = json.Marshal(res); err != nil {
+			r.log.Error("could not encode a result", "tool", e.offered.Name, "error", err)
+			writeRPC(w, msg.id, nil, &rpcError{Code: mcp.INTERNAL_ERROR, Message: "could not encode the result"})
+			return true
+		}
+	}
+	writeRPC(w, msg.id, result, nil)
+	return true
+}
+
+// serveRecovered runs serve and turns a panic into an internal error
+// result; the panic's value (which may quote arguments) stays in the log.
+func (r *Router) serveRecovered(c *call, serve func() (*mcp.CallToolResult, string)) (res *mcp.CallToolResult, outcome string) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("tool call panicked", "tool", c.e.offered.Name, "panic", fmt.Sprint(p))
+			c.passthrough = nil
+			res, outcome = errorResult(toolerr.New(toolerr.Internal, "internal error")), string(toolerr.Internal)
+		}
+	}()
+	return serve()
+}
+
+// plain is a tools/call the direct path serves.
+type plain struct {
+	id   json.RawMessage
+	name string
+	args json.RawMessage
+}
+
+// plainCall parses a JSON-RPC tools/call whose params are a name and
+// arguments and nothing else (no _meta, no task, no multi round-trip
+// state: those are mcp-go's to handle).
+func plainCall(body []byte) (plain, bool) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return plain{}, false
+	}
+	var m struct {
+		ID     json.RawMessage            `json:"id"`
+		Method string                     `json:"method"`
+		Params map[string]json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method != string(mcp.MethodToolsCall) ||
+		len(m.ID) == 0 || string(m.ID) == "null" || m.Params == nil {
+		return plain{}, false
+	}
+	var p plain
+	for k, v := range m.Params {
+		switch k {
+		case "name":
+			if json.Unmarshal(v, &p.name) != nil {
+				return plain{}, false
+			}
+		case "arguments":
+			p.args = v
+		default:
+			return plain{}, false
+		}
+	}
+	if p.name == "" {
+		return plain{}, false
+	}
+	p.id = m.ID
+	return p, true
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// writeRPC writes a JSON-RPC response with the request's id as it came.
+func writeRPC(w http.ResponseWriter, id json.RawMessage, result json.RawMessage, rerr *rpcError) {
+	out := make([]byte, 0, len(result)+64)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	if rerr != nil {
+		b, _ := json.Marshal(rerr)
+		out = append(out, `,"error":`...)
+		out = append(out, b...)
+	} else {
+		out = append(out, `,"result":`...)
+		out = append(out, result...)
+	}
+	out = append(out, "}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}

@@ -1,0 +1,350 @@
+package router
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/policies"
+	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/pins"
+	"github.com/toolgate/toolgate/services/gateway/policy"
+	"github.com/toolgate/toolgate/services/gateway/tickets"
+)
+
+// rawBackend is a fakeBackend that can also pass results through, and
+// counts which way each call went.
+type rawBackend struct {
+	fakeBackend
+	mu       sync.Mutex
+	raw      int
+	decoded  int
+	lastArgs string
+	result   json.RawMessage // what CallRaw answers; nil: a plain success
+}
+
+func (b *rawBackend) Call(ctx context.Context, tool string, args any, meta map[string]any, retry bool) (*mcp.CallToolResult, error) {
+	b.mu.Lock()
+	b.decoded++
+	b.mu.Unlock()
+	return toolkit.Success(map[string]any{"tool": tool}, 0)
+}
+
+func (b *rawBackend) CallRaw(_ context.Context, tool string, args json.RawMessage, _ bool) (json.RawMessage, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.raw++
+	b.lastArgs = string(args)
+	if b.result != nil {
+		return b.result, nil
+	}
+	res, _ := toolkit.Success(map[string]any{"tool": tool}, 0)
+	return json.Marshal(res)
+}
+
+func (b *rawBackend) counts() (raw, decoded int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.raw, b.decoded
+}
+
+type fastRig struct {
+	t   *testing.T
+	r   *Router
+	b   *rawBackend
+	srv *httptest.Server
+}
+
+func newFastRig(t *testing.T) *fastRig {
+	t.Helper()
+	ctx := context.Background()
+	engine, err := policy.NewEmbedded(ctx, policies.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, _ := approval.NewSigner([]byte("fast-test-approval-key-0123456789abcdef00"))
+	pinStore, _ := pins.Load("")
+	b := &rawBackend{fakeBackend: fakeBackend{name: "demo", tools: []string{"demo_echo"}}}
+	r, err := New(Config{}, Deps{Policy: engine, Tickets: tickets.NewStore(nil, 100, 10), Pins: pinStore, Signer: signer, Backends: []Backend{b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RefreshAll(ctx)
+	rig := &fastRig{t: t, r: r, b: b}
+	// The identity the auth middleware would set, from a test header.
+	rig.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		groups := strings.Split(req.Header.Get("X-Test-Groups"), ",")
+		id := auth.Identity{Client: auth.Client{Name: "c", Groups: groups}}
+		r.Handler().ServeHTTP(w, req.WithContext(auth.WithIdentity(req.Context(), id)))
+	}))
+	t.Cleanup(rig.srv.Close)
+	return rig
+}
+
+// post sends one message on session sid as a 2025-11-25 client and
+// returns the status and the body.
+func (f *fastRig) post(path, sid, groups, body string) (int, string, http.Header) {
+	f.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("X-Test-Groups", groups)
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func (f *fastRig) session(path, groups string) string {
+	f.t.Helper()
+	_, body, hdr := f.post(path, "", groups, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid := hdr.Get("Mcp-Session-Id")
+	if sid == "" {
+		f.t.Fatalf("no session: %s", body)
+	}
+	f.post(path, sid, groups, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return sid
+}
+
+const echoCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"demo_echo","arguments":{"text":"hi"}}}`
+
+// TestPlainCallsTakeTheDirectPath: a plain tools/call on a live 2025
+// session is served without mcp-go and passes the service's result
+// through; a call mcp-go must see (extra parameters, no session, another
+// revision) still goes to mcp-go, and both answer the same.
+func TestPlainCallsTakeTheDirectPath(t *testing.T) {
+	f := newFastRig(t)
+	for _, path := range []string{"/mcp", "/mcp/demo"} {
+		sid := f.session(path, "users")
+		raw0, dec0 := f.b.counts()
+		status, direct, hdr := f.post(path, sid, "users", echoCall)
+		raw1, dec1 := f.b.counts()
+		if status != 200 || raw1 != raw0+1 || dec1 != dec0 || hdr.Get("Content-Type") != "application/json" {
+			t.Fatalf("%s: status %d, raw %d, decoded %d: %s", path, status, raw1-raw0, dec1-dec0, direct)
+		}
+		if f.b.lastArgs != `{"text":"hi"}` {
+			t.Errorf("arguments sent %s", f.b.lastArgs)
+		}
+		// The same call with _meta goes through mcp-go.
+		status, viaMCPGo, _ := f.post(path, sid, "users", strings.Replace(echoCall, `"arguments"`, `"_meta":{"progressToken":"p"},"arguments"`, 1))
+		raw2, dec2 := f.b.counts()
+		if status != 200 || raw2 != raw1 || dec2 != dec1+1 {
+			t.Fatalf("%s with _meta: status %d, raw %d, decoded %d", path, status, raw2-raw1, dec2-dec1)
+		}
+		if !sameJSON(t, direct, viaMCPGo) {
+			t.Errorf("%s: the two ways answer differently:\n direct %s\n mcp-go %s", path, direct, viaMCPGo)
+		}
+	}
+}
+
+func sameJSON(t *testing.T, a, b string) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal([]byte(a), &x); err != nil {
+		t.Fatalf("%v: %s", err, a)
+	}
+	if err := json.Unmarshal([]byte(b), &y); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	xs, _ := json.Marshal(x)
+	ys, _ := json.Marshal(y)
+	return bytes.Equal(xs, ys)
+}
+
+// TestDirectPathRefusesWhatMCPGoRefuses: forged, missing and ended
+// sessions, tools the endpoint does not offer or the caller may not see.
+func TestDirectPathRefusesWhatMCPGoRefuses(t *testing.T) {
+	f := newFastRig(t)
+	sid := f.session("/mcp/demo", "users")
+	notFound := `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"tool 'demo_echo' not found: tool not found"}}`
+	cases := []struct {
+		name, sid, groups, body string
+		status                  int
+		want                    string // the JSON-RPC answer, when 200
+	}{
+		{"forged session", "mcp-session-00000000000000000000000000000000", "users", echoCall, 404, ""},
+		{"hidden from the caller", sid, "nobody", echoCall, 200, notFound},
+		{"unknown tool", sid, "users", strings.Replace(echoCall, "demo_echo", "demo_nosuch", 1), 200,
+			`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"tool 'demo_nosuch' not found: tool not found"}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			raw0, dec0 := f.b.counts()
+			status, body, _ := f.post("/mcp/demo", tc.sid, tc.groups, tc.body)
+			if raw, dec := f.b.counts(); raw != raw0 || dec != dec0 {
+				t.Fatal("the service was called")
+			}
+			if status != tc.status || (tc.want != "" && !sameJSON(t, body, tc.want)) {
+				t.Fatalf("status %d: %s", status, body)
+			}
+			if tc.want != "" {
+				// mcp-go says the same.
+				_, viaMCPGo, _ := f.post("/mcp/demo", tc.sid, tc.groups, strings.Replace(tc.body, `"arguments"`, `"_meta":{},"arguments"`, 1))
+				if !sameJSON(t, body, viaMCPGo) {
+					t.Errorf("mcp-go answers %s", viaMCPGo)
+				}
+			}
+		})
+	}
+	t.Run("ended session", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodDelete, f.srv.URL+"/mcp/demo", nil)
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("X-Test-Groups", "users")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("DELETE: %v %v", err, resp)
+		}
+		resp.Body.Close()
+		raw0, _ := f.b.counts()
+		if status, body, _ := f.post("/mcp/demo", sid, "users", echoCall); status != 404 {
+			t.Fatalf("call on an ended session: %d %s", status, body)
+		}
+		if raw, _ := f.b.counts(); raw != raw0 {
+			t.Fatal("the service was called")
+		}
+	})
+	t.Run("session of another endpoint", func(t *testing.T) {
+		other := f.session("/mcp", "users")
+		if status, body, _ := f.post("/mcp/demo", other, "users", echoCall); status != 404 {
+			t.Fatalf("%d %s", status, body)
+		}
+	})
+}
+
+// TestResultsPassedThroughKeepOnlyWhatMayLeave: the service's _meta and
+// resultType stay behind, unknown content or a result over the cap take
+// the decoding way, and both ways give the client the same.
+func TestResultsPassedThroughKeepOnlyWhatMayLeave(t *testing.T) {
+	big := strings.Repeat("x", 600<<10)
+	cases := []struct {
+		name   string
+		result string
+		check  func(t *testing.T, result map[string]any)
+	}{
+		{"meta and result type dropped",
+			`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"demo"},"secret":"s"},"resultType":"complete","content":[{"type":"text","text":"ok"}],"structuredContent":{"ok":true}}`,
+			func(t *testing.T, r map[string]any) {
+				if _, ok := r["_meta"]; ok {
+					t.Error("_meta left")
+				}
+				if _, ok := r["resultType"]; ok {
+					t.Error("resultType left")
+				}
+				if r["structuredContent"].(map[string]any)["ok"] != true {
+					t.Error("structured content lost")
+				}
+			}},
+		{"failure keeps isError",
+			`{"content":[{"type":"text","text":"{\"error\":{\"code\":\"not_found\"}}"}],"structuredContent":{"error":{"code":"not_found","message":"m"}},"isError":true}`,
+			func(t *testing.T, r map[string]any) {
+				if r["isError"] != true {
+					t.Error("isError lost")
+				}
+			}},
+		{"over the cap is cut",
+			`{"content":[{"type":"text","text":"` + big + `"}]}`,
+			func(t *testing.T, r map[string]any) {
+				text := r["content"].([]any)[0].(map[string]any)["text"].(string)
+				if len(text) >= len(big) || !strings.Contains(text, "[toolgate: truncated") {
+					t.Errorf("not cut: %d bytes", len(text))
+				}
+			}},
+		{"no content at all", `{"structuredContent":{"n":1}}`,
+			func(t *testing.T, r map[string]any) {
+				if c, ok := r["content"].([]any); !ok || len(c) != 0 {
+					t.Errorf("content %v", r["content"])
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFastRig(t)
+			f.b.result = json.RawMessage(tc.result)
+			sid := f.session("/mcp/demo", "users")
+			_, body, _ := f.post("/mcp/demo", sid, "users", echoCall)
+			var msg struct {
+				Result map[string]any `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(body), &msg); err != nil || msg.Result == nil {
+				t.Fatalf("%v: %.300s", err, body)
+			}
+			tc.check(t, msg.Result)
+			// The decoding way (forward, as mcp-go's path runs it) on the
+			// same service answer gives the same result.
+			var res mcp.CallToolResult
+			if err := json.Unmarshal([]byte(tc.result), &res); err != nil {
+				t.Fatal(err)
+			}
+			clean, _ := f.r.clean(&res)
+			want, _ := json.Marshal(clean)
+			got, _ := json.Marshal(msg.Result)
+			if !sameJSON(t, string(got), string(want)) {
+				t.Errorf("passthrough and decoding differ:\n got  %.300s\n want %.300s", got, want)
+			}
+		})
+	}
+}
+
+func TestSessionsServeDirectlyOnlyWhileMCPGoCountsThem(t *testing.T) {
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	s := newSessions(func() time.Time { return now }, 10*time.Minute)
+	id := s.Generate()
+	if !strings.HasPrefix(id, sessionPrefix) || len(id) != len(sessionPrefix)+32 {
+		t.Fatalf("id %q", id)
+	}
+	if !s.direct(id) {
+		t.Fatal("a new session is not served directly")
+	}
+	now = now.Add(6 * time.Minute)
+	if s.direct(id) {
+		t.Fatal("served directly although mcp-go has not seen it for 6 of its 10 idle minutes")
+	}
+	if term, err := s.Validate(id); term || err != nil {
+		t.Fatalf("Validate: %v %v", term, err)
+	}
+	if !s.direct(id) {
+		t.Fatal("not direct right after mcp-go saw it")
+	}
+	if _, err := s.Validate("mcp-session-forged"); err == nil {
+		t.Fatal("a forged id validated")
+	}
+	if s.direct("") || s.direct("mcp-session-forged") {
+		t.Fatal("direct for an id never issued")
+	}
+	_, _ = s.Terminate(id)
+	if term, _ := s.Validate(id); !term || s.direct(id) {
+		t.Fatal("an ended session still counts")
+	}
+	// Ended ids are forgotten after a while, not kept forever.
+	for range 3 {
+		now = now.Add(11 * time.Minute)
+		_, _ = s.Terminate(s.Generate())
+	}
+	if _, ok := s.ended[id]; ok {
+		t.Error("an id ended half an hour ago is still kept")
+	}
+	if len(s.ended) > 2 {
+		t.Errorf("%d ended ids kept", len(s.ended))
+	}
+	if len(s.live) != 0 {
+		t.Errorf("%d live after all ended", len(s.live))
+	}
+}
