@@ -53,6 +53,7 @@ func Check(o *Objects, s Spec) []error {
 	}
 	c.services()
 	c.routes()
+	c.policyEngine()
 	c.pvcs()
 	c.errs = append(c.errs, CheckReachability(o, s)...)
 	return c.errs
@@ -411,7 +412,7 @@ func (c *checker) container(where, role string, psc *corev1.PodSecurityContext, 
 		v := volumes[name]
 		switch {
 		case v.Secret != nil:
-			c.secretKeys(where, v.Secret.SecretName, nil, isTrue(v.Secret.Optional))
+			c.secretKeys(where, v.Secret.SecretName, v.Secret.Items, isTrue(v.Secret.Optional))
 		case v.Projected != nil:
 			for _, s := range v.Projected.Sources {
 				if s.Secret != nil {
@@ -555,8 +556,17 @@ func (c *checker) secretFile(ct *corev1.Container, volumes map[string]*corev1.Vo
 	v := volumes[vm.Name]
 	var sk secretKey
 	switch {
-	case v.Secret != nil:
+	case v.Secret != nil && len(v.Secret.Items) == 0:
 		sk = secretKey{v.Secret.SecretName, rel}
+	case v.Secret != nil:
+		for _, it := range v.Secret.Items {
+			if path.Clean(it.Path) == rel {
+				sk = secretKey{v.Secret.SecretName, it.Key}
+			}
+		}
+		if sk.Secret == "" {
+			return secretKey{}, fmt.Errorf("%s: no item of Secret %s has path %s", file, v.Secret.SecretName, rel)
+		}
 	case v.Projected != nil:
 		for _, s := range v.Projected.Sources {
 			if s.Secret == nil {
@@ -725,6 +735,50 @@ func (c *checker) routes() {
 	}
 	if strings.Contains(env["TOOLGATE_SERVICES"], "$(") {
 		c.fail("gateway: TOOLGATE_SERVICES keeps an unresolved reference: %q", env["TOOLGATE_SERVICES"])
+	}
+}
+
+// policyEngine: OPA answers only with the gateway's token and keeps no
+// decision log (it would put every call's arguments into the pod log), and
+// the gateway presents the token the sidecar checks.
+func (c *checker) policyEngine() {
+	var gw, opa *appsv1.Deployment
+	for i := range c.o.Deployments {
+		switch c.o.Deployments[i].Spec.Template.Labels[labelComponent] {
+		case roleGateway:
+			gw = &c.o.Deployments[i]
+		case rolePolicy:
+			opa = &c.o.Deployments[i]
+		}
+	}
+	if gw == nil || opa == nil {
+		c.fail("want a gateway and a policy Deployment")
+		return
+	}
+	ct := &opa.Spec.Template.Spec.Containers[0]
+	for _, flag := range []string{"--authentication=token", "--authorization=basic"} {
+		if !slices.Contains(ct.Args, flag) {
+			c.fail("policy: OPA runs without %s, so anyone who reaches it may query or change it", flag)
+		}
+	}
+	for _, a := range ct.Args {
+		if strings.Contains(a, "decision_logs") {
+			c.fail("policy: %s logs every call's arguments", a)
+		}
+	}
+	gwc := &gw.Spec.Template.Spec.Containers[0]
+	gwKey, err := c.secretFile(gwc, volumeMap(gw), c.effectiveEnv(gwc)["TOOLGATE_POLICY_TOKEN_FILE"])
+	if err != nil {
+		c.fail("gateway: TOOLGATE_POLICY_TOKEN_FILE: %v", err)
+		return
+	}
+	opaKey, err := c.secretFile(ct, volumeMap(opa), c.effectiveEnv(ct)["TOOLGATE_POLICY_TOKEN_FILE"])
+	if err != nil {
+		c.fail("policy: TOOLGATE_POLICY_TOKEN_FILE: %v", err)
+		return
+	}
+	if gwKey != opaKey {
+		c.fail("policy: the gateway presents %v but the sidecar expects %v", gwKey, opaKey)
 	}
 }
 

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -191,6 +192,34 @@ func TestCheckerCatchesEachViolation(t *testing.T) {
 				}
 			}
 		}, "TOOLGATE_TICKETS_FILE (/tmp/tickets.db) is neither a secret file nor on a persistent volume"},
+		{"policy engine open to anyone", false, func(o *Objects) {
+			c := ctr(t, o, "policy")
+			c.Args = slices.DeleteFunc(c.Args, func(a string) bool { return a == "--authorization=basic" })
+		}, "policy: OPA runs without --authorization=basic"},
+		{"decision log", false, func(o *Objects) {
+			c := ctr(t, o, "policy")
+			c.Args = append(c.Args, "--set=decision_logs.console=true")
+		}, "policy: --set=decision_logs.console=true logs every call's arguments"},
+		{"policy token mismatch", false, func(o *Objects) {
+			c := ctr(t, o, "gateway")
+			for i := range c.Env {
+				if c.Env[i].Name == "TOOLGATE_POLICY_TOKEN_FILE" {
+					c.Env[i].Value = "/run/secrets/gateway/admin_token"
+				}
+			}
+		}, "policy: the gateway presents {gateway-secrets-"},
+		{"policy token not generated", false, func(o *Objects) {
+			for i := range o.Secrets {
+				delete(o.Secrets[i].Data, "policy_token")
+			}
+		}, "Deployment/policy/policy: Secret gateway-secrets-"},
+		{"policy token item at another path", false, func(o *Objects) {
+			for i, v := range dep(t, o, "policy").Spec.Template.Spec.Volumes {
+				if v.Secret != nil {
+					dep(t, o, "policy").Spec.Template.Spec.Volumes[i].Secret.Items[0].Path = "token"
+				}
+			}
+		}, "policy: TOOLGATE_POLICY_TOKEN_FILE: /run/secrets/policy/policy_token: no item of Secret"},
 		{"service links", false, func(o *Objects) {
 			dep(t, o, "arr").Spec.Template.Spec.EnableServiceLinks = nil
 		}, "Deployment/arr: enableServiceLinks must be false"},
