@@ -1,15 +1,21 @@
 package toolkit
 
 import (
+	"fmt"
 	"strings"
+
+	"go.uber.org/fx"
+
+	"github.com/toolgate/toolgate/internal/config"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
 )
 
 // Limits bound a service's calls beyond the per-call deadline. A service
-// module supplies its defaults with fx.Supply(toolkit.Limits{…}); the
-// operator overrides them with <SERVICE>_MAX_CONCURRENT and
-// <SERVICE>_MAX_RESULT_BYTES (FRIGATE_MAX_CONCURRENT, …).
+// module states its defaults with DefaultLimits; the operator overrides
+// them with <SERVICE>_MAX_CONCURRENT and <SERVICE>_MAX_RESULT_BYTES
+// (FRIGATE_MAX_CONCURRENT, …). The toolkit's fx module provides the
+// Limits in force, for a tool that reports them.
 type Limits struct {
 	// MaxConcurrent bounds the service's calls in flight; one more answers
 	// busy at once instead of queueing. Zero means no bound here (the
@@ -28,6 +34,36 @@ const (
 	MinResultBytesLimit = 4 << 10
 	MaxResultBytesLimit = 64 << 20
 )
+
+// DefaultLimits is a service module's option: its Limits unless the
+// operator sets <SERVICE>_MAX_CONCURRENT or <SERVICE>_MAX_RESULT_BYTES.
+func DefaultLimits(l Limits) fx.Option { return fx.Supply(limitDefaults(l)) }
+
+type limitDefaults Limits
+
+type limitParams struct {
+	fx.In
+	Name     Name
+	Defaults limitDefaults `optional:"true"`
+}
+
+// newLimits reads <SERVICE>_MAX_CONCURRENT and <SERVICE>_MAX_RESULT_BYTES
+// over the module's defaults.
+func newLimits(p limitParams) (Limits, error) {
+	return limitsFrom(config.FromEnv(), string(p.Name), Limits(p.Defaults))
+}
+
+func limitsFrom(l *config.Loader, service string, defaults Limits) (Limits, error) {
+	prefix := EnvPrefix(service)
+	out := Limits{
+		MaxConcurrent:  l.Int(prefix+"_MAX_CONCURRENT", defaults.MaxConcurrent, 1, MaxConcurrentLimit),
+		MaxResultBytes: l.Int(prefix+"_MAX_RESULT_BYTES", defaults.MaxResultBytes, MinResultBytesLimit, MaxResultBytesLimit),
+	}
+	if err := l.Err(); err != nil {
+		return Limits{}, fmt.Errorf("%s: configuration: %w", service, err)
+	}
+	return out, nil
+}
 
 // EnvPrefix is the prefix of a service's own settings: "frigate" →
 // "FRIGATE", "unraid-ssh" → "UNRAID_SSH".

@@ -123,7 +123,7 @@ func NewLogger(level string) *slog.Logger {
 
 // Module builds the Service from the environment and serves it.
 var Module = fx.Module("toolkit",
-	fx.Provide(newFromEnv),
+	fx.Provide(newFromEnv, newLimits),
 	fx.Invoke(serve),
 )
 
@@ -136,8 +136,7 @@ type params struct {
 	Ready   ReadyFunc `optional:"true"`
 	// Instructions are optional: most services say enough in their tools.
 	Instructions Instructions `optional:"true"`
-	// Limits are the module's defaults; none means no bounds.
-	Limits Limits `optional:"true"`
+	Limits       Limits
 }
 
 // listenAddress is the service's listen address.
@@ -155,10 +154,6 @@ func newFromEnv(p params) (*Service, listenAddress, error) {
 	}
 	maxBytes := l.Int(EnvMaxResultBytes, DefaultMaxResultBytes, 1024, 64<<20)
 	timeout := l.Duration(EnvCallTimeout, 60*time.Second)
-	limits := Limits{
-		MaxConcurrent:  l.Int(prefix+"_MAX_CONCURRENT", p.Limits.MaxConcurrent, 1, MaxConcurrentLimit),
-		MaxResultBytes: l.Int(prefix+"_MAX_RESULT_BYTES", p.Limits.MaxResultBytes, MinResultBytesLimit, MaxResultBytesLimit),
-	}
 	if err := l.Err(); err != nil {
 		return nil, "", fmt.Errorf("%s: configuration: %w", p.Name, err)
 	}
@@ -172,7 +167,7 @@ func newFromEnv(p params) (*Service, listenAddress, error) {
 	svc, err := New(Options{
 		Name: string(p.Name), ServiceToken: token, ApprovalKey: key, AllowWrites: allowWrites,
 		MaxResultBytes: maxBytes, CallTimeout: timeout, Redactor: redact.New(known...),
-		Logger: p.Logger, Ready: p.Ready, Instructions: string(p.Instructions), Limits: limits,
+		Logger: p.Logger, Ready: p.Ready, Instructions: string(p.Instructions), Limits: p.Limits,
 	}, p.Tools...)
 	return svc, listenAddress(listen), err
 }

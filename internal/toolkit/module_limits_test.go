@@ -1,9 +1,6 @@
 package toolkit
 
 import (
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -12,11 +9,6 @@ import (
 // <SERVICE>_MAX_RESULT_BYTES override them, and a bad value is named
 // without being echoed.
 func TestModuleLimitsFromEnv(t *testing.T) {
-	token := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(token, []byte("module-test-token-0123456789"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(EnvServiceToken+"_FILE", token)
 	defaults := Limits{MaxConcurrent: 4, MaxResultBytes: 256 << 10}
 	cases := []struct {
 		name     string
@@ -37,7 +29,7 @@ func TestModuleLimitsFromEnv(t *testing.T) {
 			for k, v := range c.env {
 				t.Setenv(k, v)
 			}
-			svc, _, err := newFromEnv(params{Name: "unraid-ssh", Logger: slog.New(slog.DiscardHandler), Limits: c.defaults})
+			got, err := newLimits(limitParams{Name: "unraid-ssh", Defaults: limitDefaults(c.defaults)})
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) || strings.Contains(err.Error(), "7e1c") {
 					t.Fatalf("err = %v, want %s named without its value", err, c.wantErr)
@@ -47,8 +39,8 @@ func TestModuleLimitsFromEnv(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if svc.opts.Limits != c.want {
-				t.Fatalf("limits = %+v, want %+v", svc.opts.Limits, c.want)
+			if got != c.want {
+				t.Fatalf("limits = %+v, want %+v", got, c.want)
 			}
 		})
 	}

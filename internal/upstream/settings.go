@@ -118,6 +118,10 @@ func (a App) Load(l *config.Loader) (s Settings, configured bool) {
 	env.URL = l.Pick(env.URL, al.URL)
 	if env.Credential != "" {
 		env.Credential = strings.TrimSuffix(l.Pick(env.Credential+"_FILE", fileOf(al.Credential)), "_FILE")
+		if al.Credential != "" && env.Credential != al.Credential && l.Set(al.Credential) {
+			// The older name is refused in the environment too.
+			l.OptionalSecret(al.Credential)
+		}
 	}
 	if a.Optional && !l.Set(env.URL) && (env.Credential == "" || !l.Set(env.Credential+"_FILE")) {
 		// A plain <APP>_API_KEY is refused all the same: a secret never

@@ -97,6 +97,8 @@ func TestAppSettings(t *testing.T) {
 					t.Errorf("env %+v", s.Env)
 				}
 			}},
+		{name: "older credential name in the environment", app: frigate, env: map[string]string{"FRIGATE_URL": "https://nvr.lan", "FRIGATE_BEARER_TOKEN": "jwt-3c3c"},
+			wantErr: []string{"FRIGATE_BEARER_TOKEN: must not hold a secret in the environment"}, notInError: "3c3c"},
 		{name: "older name beside the new one", app: frigate, env: map[string]string{
 			"FRIGATE_URL": "https://nvr.lan", "FRIGATE_CA_FILE": "/a.pem", "FRIGATE_CA_CERT_FILE": "/b.pem"},
 			wantErr: []string{"FRIGATE_CA_CERT_FILE: is an older name of FRIGATE_CA_FILE; set only one"}},

@@ -221,8 +221,8 @@ func TestThroughTheGateway(t *testing.T) {
 				APIRoot: root, CookieName: client.DefaultCookieName, AllowHTTP: true, Timeout: 5 * time.Second,
 				// backyard exists in Frigate but is outside the scope.
 				Cameras:          []string{"front_door", "driveway"},
-				MaxResponseBytes: tools.DefaultMaxResponseBytes, MaxConcurrent: tools.DefaultMaxConcurrent,
-				PageSize: tools.DefaultPageSize, MaxWindow: tools.DefaultMaxWindow, MaxResultBytes: tools.DefaultMaxResultBytes,
+				MaxResponseBytes: tools.DefaultMaxResponseBytes,
+				PageSize:         tools.DefaultPageSize, MaxWindow: tools.DefaultMaxWindow,
 				ImageMaxBytes: tools.DefaultImageMaxBytes, ImageMaxHeight: gwMaxHeight,
 			}
 			mode.set(&set)
@@ -233,8 +233,8 @@ func TestThroughTheGateway(t *testing.T) {
 				t.Fatal(err)
 			}
 			g := gatewaytest.Start(t, gatewaytest.Options{
-				Service: "frigate", Tools: tools.New(set, fc, func() time.Time { return gwNow }).Tools(),
-				Secrets: [][]byte{set.Password, set.Token},
+				Service: "frigate", Tools: tools.New(set, tools.DefaultLimits, fc, func() time.Time { return gwNow }).Tools(),
+				Secrets: [][]byte{set.Password, set.Token}, Limits: tools.DefaultLimits,
 			})
 
 			sdkWire := &capture.Buffer{}

@@ -17,7 +17,12 @@ func TestProcess(t *testing.T) {
 	toolkittest.CheckProcess(t, toolkittest.ProcessSpec{
 		Bad: []toolkittest.BadStart{{
 			Env:  []string{"FRIGATE_API_ROOT=http://frigate:5000/api", "FRIGATE_PASSWORD=leaked-password-xyz"},
-			Want: []string{"FRIGATE_ALLOW_INSECURE_HTTP", "FRIGATE_PASSWORD_FILE instead"},
+			Want: []string{"FRIGATE_ALLOW_HTTP", "FRIGATE_PASSWORD_FILE instead"},
+		}, {
+			Name: "the toolkit's bounds",
+			Env: []string{"FRIGATE_URL=https://frigate:8971", "FRIGATE_TRUSTED_UNAUTHENTICATED=true",
+				"FRIGATE_MAX_CONCURRENT=65", "FRIGATE_MAX_RESULT_BYTES=lots"},
+			Want: []string{"FRIGATE_MAX_CONCURRENT", "FRIGATE_MAX_RESULT_BYTES"},
 		}},
 		Env: []string{"FRIGATE_API_ROOT=" + fake.URL + "/api", "FRIGATE_ALLOW_INSECURE_HTTP=true",
 			"FRIGATE_USERNAME=" + fakefrigate.DemoUser, "FRIGATE_PASSWORD_FILE=" + toolkittest.SecretFile(t, fakefrigate.DemoPassword)},

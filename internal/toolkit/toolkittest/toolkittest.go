@@ -33,13 +33,18 @@ type Service struct {
 	Client *client.Client
 }
 
-// Start serves tools with writes allowed and returns a connected client.
-func Start(t testing.TB, name string, tools []toolkit.Tool) *Service {
+// Start serves tools with writes allowed and returns a connected client;
+// edits change the service's options (its Limits, say).
+func Start(t testing.TB, name string, tools []toolkit.Tool, edits ...func(*toolkit.Options)) *Service {
 	t.Helper()
-	svc, err := toolkit.New(toolkit.Options{
+	opts := toolkit.Options{
 		Name: name, ServiceToken: []byte(ServiceToken), ApprovalKey: []byte(ApprovalKey),
 		AllowWrites: true, Redactor: redact.New([]byte(ServiceToken), []byte(ApprovalKey)),
-	}, tools...)
+	}
+	for _, edit := range edits {
+		edit(&opts)
+	}
+	svc, err := toolkit.New(opts, tools...)
 	if err != nil {
 		t.Fatal(err)
 	}

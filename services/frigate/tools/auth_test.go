@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/frigate/client"
 	"github.com/toolgate/toolgate/services/frigate/fakefrigate"
 )
@@ -90,7 +91,7 @@ func TestAuthentication(t *testing.T) {
 
 // Concurrent reads share one login instead of stampeding /api/login.
 func TestConcurrentReadsShareOneLogin(t *testing.T) {
-	h := newHarness(t, harnessOpts{settings: func(s *Settings) { s.MaxConcurrent = 8 }})
+	h := newHarness(t, harnessOpts{limits: func(l *toolkit.Limits) { l.MaxConcurrent = 8 }})
 	var wg sync.WaitGroup
 	var failures atomic.Int64
 	for i := 0; i < 6; i++ {

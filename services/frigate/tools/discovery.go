@@ -39,7 +39,7 @@ func (s *Service) config(ctx context.Context, r *client.Read) (rawConfig, error)
 	return rc, nil
 }
 
-func (s *Service) systemStatus(ctx context.Context, r *client.Read, _ toolkit.Args) (any, error) {
+func (s *Service) systemStatus(ctx context.Context, r *client.Read, _ toolkit.NoArgs) (any, error) {
 	components := map[string]any{}
 	out := map[string]any{
 		"observedAt":          s.now().UTC().Format(time.RFC3339),
@@ -143,14 +143,10 @@ func (s *Service) putStats(out map[string]any, st rawStats) error {
 }
 
 type camerasArgs struct {
-	Camera string `json:"camera"`
+	Camera string `json:"camera,omitempty" jsonschema:"Only this camera." schema:"pattern=^[A-Za-z0-9_-]{1,64}$"`
 }
 
-func (s *Service) listCameras(ctx context.Context, r *client.Read, a toolkit.Args) (any, error) {
-	var in camerasArgs
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (s *Service) listCameras(ctx context.Context, r *client.Read, in camerasArgs) (any, error) {
 	if in.Camera != "" {
 		if err := s.scope.check(in.Camera); err != nil {
 			return nil, err
@@ -176,7 +172,7 @@ func (s *Service) listCameras(ctx context.Context, r *client.Read, a toolkit.Arg
 	return map[string]any{"scope": s.scope.Name(), "cameras": cams}, nil
 }
 
-func (s *Service) capabilities(ctx context.Context, r *client.Read, _ toolkit.Args) (any, error) {
+func (s *Service) capabilities(ctx context.Context, r *client.Read, _ toolkit.NoArgs) (any, error) {
 	out := map[string]any{
 		"testedRelease": TestedRelease,
 		"limits": map[string]any{
@@ -184,8 +180,8 @@ func (s *Service) capabilities(ctx context.Context, r *client.Read, _ toolkit.Ar
 			"permittedCameraCount":   s.permittedCount(),
 			"deadlineMs":             s.set.Timeout.Milliseconds(),
 			"maxResponseBytes":       s.set.MaxResponseBytes,
-			"maxResultBytes":         s.set.MaxResultBytes,
-			"maxConcurrent":          s.set.MaxConcurrent,
+			"maxResultBytes":         s.limits.MaxResultBytes,
+			"maxConcurrent":          s.limits.MaxConcurrent,
 			"eventsPageSize":         s.set.PageSize,
 			"eventsMaxWindowSeconds": int64(s.set.MaxWindow.Seconds()),
 			"imageMaxBytes":          s.set.ImageMaxBytes,

@@ -11,36 +11,39 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
-	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/internal/upstream"
 	"github.com/toolgate/toolgate/services/frigate/client"
 )
 
 // filterArgs are the typed filters list_events and search_events share.
 type filterArgs struct {
-	After   float64  `json:"after"`
-	Before  float64  `json:"before"`
-	Cameras []string `json:"cameras"`
-	Labels  []string `json:"labels"`
-	Zones   []string `json:"zones"`
-	Limit   int      `json:"limit"`
+	After   float64  `json:"after" jsonschema:"Window start, UTC Unix SECONDS (not milliseconds); events starting after it." schema:"minimum=0"`
+	Before  float64  `json:"before" jsonschema:"Window end, UTC Unix SECONDS; events starting before it. The window is at most FRIGATE_EVENTS_MAX_WINDOW_SECONDS (default 24 h)." schema:"minimum=0"`
+	Cameras []string `json:"cameras,omitempty" jsonschema:"Only these cameras (default: every camera in scope)." schema:"maxItems=32,uniqueItems,items.pattern=^[A-Za-z0-9_-]{1,64}$"`
+	Labels  []string `json:"labels,omitempty" jsonschema:"Only these object labels, e.g. person, car." schema:"maxItems=32,uniqueItems,items.pattern=^[^\\x00-\\x1f\\x7f,]{1,64}$"`
+	Zones   []string `json:"zones,omitempty" jsonschema:"Only events that entered any of these zones." schema:"maxItems=32,uniqueItems,items.pattern=^[A-Za-z0-9_-]{1,64}$"`
+	Limit   int      `json:"limit,omitempty" jsonschema:"Page size (default FRIGATE_EVENTS_PAGE_SIZE, 50)." schema:"minimum=1,maximum=200"`
 }
 
 type listArgs struct {
 	filterArgs
-	SubLabels   []string `json:"subLabels"`
-	HasClip     *bool    `json:"hasClip"`
-	HasSnapshot *bool    `json:"hasSnapshot"`
-	InProgress  *bool    `json:"inProgress"`
-	MinScore    *float64 `json:"minScore"`
-	MaxScore    *float64 `json:"maxScore"`
-	Sort        string   `json:"sort"`
+	SubLabels   []string `json:"subLabels,omitempty" jsonschema:"Only these sub-labels (e.g. recognised names)." schema:"maxItems=32,uniqueItems,items.pattern=^[^\\x00-\\x1f\\x7f,]{1,64}$"`
+	HasClip     *bool    `json:"hasClip,omitempty" jsonschema:"Only events with (true) or without (false) a clip."`
+	HasSnapshot *bool    `json:"hasSnapshot,omitempty" jsonschema:"Only events with (true) or without (false) a snapshot."`
+	InProgress  *bool    `json:"inProgress,omitempty" jsonschema:"Only events still in progress (true) or ended (false)."`
+	MinScore    *float64 `json:"minScore,omitempty" jsonschema:"Minimum detection score, 0-1." schema:"minimum=0,maximum=1"`
+	MaxScore    *float64 `json:"maxScore,omitempty" jsonschema:"Maximum detection score, 0-1." schema:"minimum=0,maximum=1"`
+	Sort        string   `json:"sort,omitempty" jsonschema:"Ordering (default date_desc). Only date orderings can be continued page by page." schema:"enum=date_desc|date_asc|score_desc|score_asc"`
 }
 
 type searchArgs struct {
+	Query string `json:"query" jsonschema:"What to look for, in words." schema:"minLength=1,maxLength=500"`
 	filterArgs
-	Query      string `json:"query"`
-	SearchType string `json:"searchType"`
+	SearchType string `json:"searchType,omitempty" jsonschema:"Match against object thumbnails (default), generated descriptions, or both." schema:"enum=thumbnail|description|both"`
+}
+
+type eventArgs struct {
+	EventID string `json:"eventId" jsonschema:"The event id from frigate_list_events or frigate_search_events." schema:"pattern=^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"`
 }
 
 // Page describes one page of events.
@@ -124,11 +127,7 @@ func (s *Service) decodeEvents(body []byte) ([]Event, int, error) {
 	return out, dups, nil
 }
 
-func (s *Service) listEvents(ctx context.Context, r *client.Read, a toolkit.Args) (any, error) {
-	var in listArgs
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (s *Service) listEvents(ctx context.Context, r *client.Read, in listArgs) (any, error) {
 	if in.MinScore != nil && in.MaxScore != nil && *in.MinScore > *in.MaxScore {
 		return nil, toolerr.New(toolerr.InvalidArgument, "minScore must not be greater than maxScore")
 	}
@@ -215,13 +214,7 @@ func cursor(events []Event, probe Event, sortBy string) ([]Event, *float64, *flo
 	return events, nil, &next
 }
 
-func (s *Service) getEvent(ctx context.Context, r *client.Read, a toolkit.Args) (any, error) {
-	var in struct {
-		EventID string `json:"eventId"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (s *Service) getEvent(ctx context.Context, r *client.Read, in eventArgs) (any, error) {
 	e, err := s.event(ctx, r, in.EventID)
 	if err != nil {
 		return nil, err
@@ -271,11 +264,7 @@ func (s *Service) event(ctx context.Context, r *client.Read, id string) (Event, 
 	return e, nil
 }
 
-func (s *Service) searchEvents(ctx context.Context, r *client.Read, a toolkit.Args) (any, error) {
-	var in searchArgs
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (s *Service) searchEvents(ctx context.Context, r *client.Read, in searchArgs) (any, error) {
 	if strings.TrimSpace(in.Query) == "" {
 		return nil, toolerr.New(toolerr.InvalidArgument, "query must not be blank")
 	}

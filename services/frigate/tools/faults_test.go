@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/toolkit"
 )
 
 // failing answers the first n /api/events requests with status (and an
@@ -67,7 +69,7 @@ func TestBusyUnderTheConcurrencyBound(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	h := newHarness(t, harnessOpts{front: block, settings: func(s *Settings) { s.MaxConcurrent = 1 }})
+	h := newHarness(t, harnessOpts{front: block, limits: func(l *toolkit.Limits) { l.MaxConcurrent = 1 }})
 	var wg sync.WaitGroup
 	wg.Go(func() { h.mustOK(t, "frigate_list_events", window()) })
 	<-entered
@@ -121,7 +123,7 @@ func TestBadUpstreamData(t *testing.T) {
 		{"too many cameras", harnessOpts{front: replace("/api/config", "application/json", manyCameras(300))}, "frigate_list_cameras", "upstream_unavailable"},
 		{"version that is not a version", harnessOpts{front: replace("/api/version", "text/plain", errorBody+" <script>")}, "frigate_get_capabilities", "upstream_unavailable"},
 		{"redirect refused", harnessOpts{front: redirect}, "frigate_list_events", "upstream_unavailable"},
-		{"result over FRIGATE_MAX_RESULT_BYTES", harnessOpts{settings: func(s *Settings) { s.MaxResultBytes = 1024 }}, "frigate_list_events", "too_large"},
+		{"result over FRIGATE_MAX_RESULT_BYTES", harnessOpts{limits: func(l *toolkit.Limits) { l.MaxResultBytes = 1024 }}, "frigate_list_events", "too_large"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/internal/capture"
+	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
 	"github.com/toolgate/toolgate/services/frigate/client"
 	"github.com/toolgate/toolgate/services/frigate/fakefrigate"
@@ -45,6 +46,7 @@ type harness struct {
 
 type harnessOpts struct {
 	settings func(*Settings)
+	limits   func(*toolkit.Limits)
 	fake     func(*fakefrigate.Options)
 	// front wraps the fake to inject faults.
 	front func(h *harness, next http.Handler) http.Handler
@@ -77,8 +79,8 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	set := Settings{
 		APIRoot: root, Auth: client.Managed, Username: testUser, Password: []byte(testPassword),
 		CookieName: client.DefaultCookieName, AllowHTTP: true, Timeout: 5 * time.Second,
-		MaxResponseBytes: DefaultMaxResponseBytes, MaxConcurrent: DefaultMaxConcurrent, PageSize: DefaultPageSize,
-		MaxWindow: DefaultMaxWindow, MaxResultBytes: DefaultMaxResultBytes, ImageMaxBytes: DefaultImageMaxBytes,
+		MaxResponseBytes: DefaultMaxResponseBytes, PageSize: DefaultPageSize,
+		MaxWindow: DefaultMaxWindow, ImageMaxBytes: DefaultImageMaxBytes,
 		ImageMaxHeight: DefaultImageMaxHeight,
 	}
 	if o.settings != nil {
@@ -90,8 +92,12 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(set, fc, func() time.Time { return testNow })
-	h.svc = toolkittest.Start(t, "frigate", s.Tools())
+	limits := DefaultLimits
+	if o.limits != nil {
+		o.limits(&limits)
+	}
+	s := New(set, limits, fc, func() time.Time { return testNow })
+	h.svc = toolkittest.Start(t, "frigate", s.Tools(), func(o *toolkit.Options) { o.Limits = limits })
 	return h
 }
 

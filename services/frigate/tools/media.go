@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
-	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/internal/upstream"
 	"github.com/toolgate/toolgate/services/frigate/client"
 	"github.com/toolgate/toolgate/services/frigate/picture"
@@ -26,15 +25,18 @@ func (s *Service) height(requested int) int {
 	return requested
 }
 
-func (s *Service) eventSnapshot(ctx context.Context, r *client.Read, a toolkit.Args) (any, error) {
-	var in struct {
-		EventID string `json:"eventId"`
-		Height  int    `json:"height"`
-		Crop    bool   `json:"crop"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+type snapshotArgs struct {
+	EventID string `json:"eventId" jsonschema:"The event id." schema:"pattern=^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"`
+	Height  int    `json:"height,omitempty" jsonschema:"Wanted picture height in pixels (default and cap: FRIGATE_IMAGE_MAX_HEIGHT)." schema:"minimum=64,maximum=2160"`
+	Crop    bool   `json:"crop,omitempty" jsonschema:"Crop to the detected object (default false)."`
+}
+
+type frameArgs struct {
+	Camera string `json:"camera" jsonschema:"The camera name from frigate_list_cameras." schema:"pattern=^[A-Za-z0-9_-]{1,64}$"`
+	Height int    `json:"height,omitempty" jsonschema:"Wanted picture height in pixels (default and cap: FRIGATE_IMAGE_MAX_HEIGHT)." schema:"minimum=64,maximum=2160"`
+}
+
+func (s *Service) eventSnapshot(ctx context.Context, r *client.Read, in snapshotArgs) (any, error) {
 	// The event is read first: its camera decides the scope before any
 	// image is requested, and a missing snapshot gets a clear answer.
 	e, err := s.event(ctx, r, in.EventID)
@@ -64,14 +66,7 @@ func (s *Service) eventSnapshot(ctx context.Context, r *client.Read, a toolkit.A
 	}), nil
 }
 
-func (s *Service) latestFrame(ctx context.Context, r *client.Read, a toolkit.Args) (any, error) {
-	var in struct {
-		Camera string `json:"camera"`
-		Height int    `json:"height"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (s *Service) latestFrame(ctx context.Context, r *client.Read, in frameArgs) (any, error) {
 	if !cameraName.MatchString(in.Camera) {
 		return nil, toolerr.New(toolerr.InvalidArgument, "camera must be a Frigate camera name (letters, digits, _ and -)")
 	}

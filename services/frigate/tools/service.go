@@ -6,7 +6,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
@@ -25,12 +24,11 @@ const TestedRelease = "0.18.2"
 
 // Service holds what every frigate tool needs.
 type Service struct {
-	set   Settings
-	fc    *client.Client
-	scope Scope
-	// sem bounds concurrent tool calls; a full bound answers busy at once.
-	sem chan struct{}
-	now func() time.Time
+	set    Settings
+	limits toolkit.Limits // the toolkit's bounds, reported by capabilities
+	fc     *client.Client
+	scope  Scope
+	now    func() time.Time
 	// semantic is the semantic-search capability last observed by a search.
 	semantic atomic.Value
 }
@@ -43,9 +41,11 @@ func NewClient(set Settings, log *slog.Logger) (*client.Client, error) {
 			BaseURL: set.APIRoot.String(),
 			// Each attempt may use the whole deadline; the call's context
 			// carries the one deadline shared by all of a read's requests.
-			Timeout:       set.Timeout,
-			MaxBytes:      int64(set.MaxResponseBytes),
-			MaxConcurrent: set.MaxConcurrent,
+			Timeout:  set.Timeout,
+			MaxBytes: int64(set.MaxResponseBytes),
+			// The toolkit bounds the calls (FRIGATE_MAX_CONCURRENT), and
+			// each call reads sequentially: this bound never binds first.
+			MaxConcurrent: toolkit.MaxConcurrentLimit,
 			CAFile:        set.CAFile,
 			AllowHTTP:     set.AllowHTTP,
 			UserAgent:     "toolgate-frigate",
@@ -56,11 +56,11 @@ func NewClient(set Settings, log *slog.Logger) (*client.Client, error) {
 }
 
 // New returns the service over an existing client; now nil means time.Now.
-func New(set Settings, fc *client.Client, now func() time.Time) *Service {
+func New(set Settings, limits toolkit.Limits, fc *client.Client, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Service{set: set, fc: fc, scope: NewScope(set.Cameras), sem: make(chan struct{}, set.MaxConcurrent), now: now}
+	s := &Service{set: set, limits: limits, fc: fc, scope: NewScope(set.Cameras), now: now}
 	s.semantic.Store("unknown")
 	return s
 }
@@ -79,34 +79,12 @@ func (s *Service) Ready(ctx context.Context) error {
 	return r.GetJSON(ctx, "/profile", nil, &profile)
 }
 
-// readFn is one tool's body; it gets the call's Read and decoded args.
-type readFn func(ctx context.Context, r *client.Read, a toolkit.Args) (any, error)
-
-// read wraps fn with the concurrency bound and the result size limit.
-func (s *Service) read(fn readFn) toolkit.ReadFunc {
-	return func(ctx context.Context, a toolkit.Args) (any, error) {
-		select {
-		case s.sem <- struct{}{}:
-		default:
-			return nil, toolerr.New(toolerr.Busy, "%d Frigate reads are already running (FRIGATE_MAX_CONCURRENT); retry shortly", cap(s.sem))
-		}
-		defer func() { <-s.sem }()
-		out, err := fn(ctx, s.fc.Begin(), a)
-		if err != nil {
-			return nil, err
-		}
-		if _, ok := out.(toolkit.Image); ok {
-			return out, nil
-		}
-		data, err := json.Marshal(out)
-		if err != nil {
-			return nil, toolerr.Wrap(toolerr.Internal, err, "cannot encode the result")
-		}
-		if len(data) > s.set.MaxResultBytes {
-			return nil, toolerr.New(toolerr.TooLarge, "the result is %d bytes, over FRIGATE_MAX_RESULT_BYTES (%d); narrow the filters, the window or the limit", len(data), s.set.MaxResultBytes)
-		}
-		return out, nil
-	}
+// read is a tool's handler: each call gets its own client.Read, which
+// carries the call's one login retry.
+func read[In any](s *Service, fn func(ctx context.Context, r *client.Read, in In) (any, error)) *toolkit.Handler {
+	return toolkit.ReadFor(func(ctx context.Context, in In) (any, error) {
+		return fn(ctx, s.fc.Begin(), in)
+	})
 }
 
 // imageResult is the one place that decides how a picture leaves the

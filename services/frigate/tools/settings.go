@@ -1,39 +1,55 @@
 package tools
 
 import (
-	"errors"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/internal/upstream"
 	"github.com/toolgate/toolgate/services/frigate/client"
 )
 
 // The service's environment variables. Secrets are read from NAME_FILE.
+// FRIGATE_URL, FRIGATE_TOKEN_FILE, FRIGATE_CA_FILE, FRIGATE_ALLOW_HTTP and
+// FRIGATE_TIMEOUT are the settings every upstream application has
+// (upstream.App); the seed's names stay accepted as older names.
 const (
-	EnvAPIRoot                = "FRIGATE_API_ROOT"
+	EnvURL                    = "FRIGATE_URL"
+	EnvAPIRoot                = "FRIGATE_API_ROOT" // older name: the exact API root, /api included
 	EnvUsername               = "FRIGATE_USERNAME"
-	EnvPassword               = "FRIGATE_PASSWORD"     // FRIGATE_PASSWORD_FILE
-	EnvBearerToken            = "FRIGATE_BEARER_TOKEN" // FRIGATE_BEARER_TOKEN_FILE
+	EnvPassword               = "FRIGATE_PASSWORD" // FRIGATE_PASSWORD_FILE
+	EnvToken                  = "FRIGATE_TOKEN"    // FRIGATE_TOKEN_FILE
+	EnvBearerToken            = "FRIGATE_BEARER_TOKEN"
 	EnvCookieName             = "FRIGATE_AUTH_COOKIE_NAME"
 	EnvCameras                = "FRIGATE_CAMERAS"
 	EnvCAFile                 = "FRIGATE_CA_FILE"
-	EnvCACertFile             = "FRIGATE_CA_CERT_FILE" // the seed's name, accepted as an alias
+	EnvCACertFile             = "FRIGATE_CA_CERT_FILE"
 	EnvTrustedUnauthenticated = "FRIGATE_TRUSTED_UNAUTHENTICATED"
+	EnvAllowHTTP              = "FRIGATE_ALLOW_HTTP"
 	EnvAllowInsecureHTTP      = "FRIGATE_ALLOW_INSECURE_HTTP"
+	EnvTimeout                = "FRIGATE_TIMEOUT"
 	EnvTimeoutMS              = "FRIGATE_TIMEOUT_MS"
 	EnvMaxResponseBytes       = "FRIGATE_MAX_RESPONSE_BYTES"
-	EnvMaxConcurrent          = "FRIGATE_MAX_CONCURRENT"
 	EnvEventsPageSize         = "FRIGATE_EVENTS_PAGE_SIZE"
 	EnvEventsMaxWindow        = "FRIGATE_EVENTS_MAX_WINDOW_SECONDS"
-	EnvMaxResultBytes         = "FRIGATE_MAX_RESULT_BYTES"
 	EnvImageMaxBytes          = "FRIGATE_IMAGE_MAX_BYTES"
 	EnvImageMaxHeight         = "FRIGATE_IMAGE_MAX_HEIGHT"
 )
 
-// Defaults and bounds of the numeric settings.
+// App is Frigate's upstream.App: the settings every service reads the same
+// way, and the seed's names as older ones.
+var App = upstream.App{
+	Prefix: "FRIGATE", Name: "Frigate", Credential: upstream.Token, CredentialOptional: true,
+	DefaultTimeout: DefaultTimeout, MaxTimeout: time.Minute,
+	Aliases: upstream.Aliases{URL: EnvAPIRoot, Credential: EnvBearerToken, CAFile: EnvCACertFile,
+		AllowHTTP: EnvAllowInsecureHTTP, TimeoutMS: EnvTimeoutMS},
+}
+
+// Defaults and bounds of the numeric settings. FRIGATE_MAX_CONCURRENT and
+// FRIGATE_MAX_RESULT_BYTES are the toolkit's (toolkit.Limits).
 const (
 	DefaultTimeout          = 15 * time.Second
 	DefaultMaxResponseBytes = 5 << 20
@@ -47,6 +63,10 @@ const (
 	DefaultImageMaxBytes  = 160 << 10
 	DefaultImageMaxHeight = 720
 )
+
+// DefaultLimits are the toolkit's bounds unless FRIGATE_MAX_CONCURRENT or
+// FRIGATE_MAX_RESULT_BYTES say otherwise.
+var DefaultLimits = toolkit.Limits{MaxConcurrent: DefaultMaxConcurrent, MaxResultBytes: DefaultMaxResultBytes}
 
 // Settings is the frigate service's configuration.
 type Settings struct {
@@ -62,10 +82,8 @@ type Settings struct {
 	AllowHTTP        bool
 	Timeout          time.Duration
 	MaxResponseBytes int
-	MaxConcurrent    int
 	PageSize         int
 	MaxWindow        time.Duration
-	MaxResultBytes   int
 	ImageMaxBytes    int
 	ImageMaxHeight   int
 }
@@ -78,51 +96,36 @@ var (
 // LoadSettings reads the settings through l and reports every problem at
 // once, naming the variable but never its value.
 func LoadSettings(l *config.Loader) (Settings, error) {
-	var errs []error
-	bad := func(name, problem string) { errs = append(errs, &config.SettingError{Name: name, Problem: problem}) }
-
+	app, _ := App.Load(l)
 	s := Settings{
-		APIRoot:          l.URL(EnvAPIRoot, ""),
 		Username:         strings.TrimSpace(l.String(EnvUsername, "")),
 		CookieName:       l.String(EnvCookieName, client.DefaultCookieName),
-		AllowHTTP:        l.Bool(EnvAllowInsecureHTTP, false),
-		Timeout:          time.Duration(l.Int(EnvTimeoutMS, int(DefaultTimeout/time.Millisecond), 1, 60000)) * time.Millisecond,
+		CAFile:           app.CAFile,
+		AllowHTTP:        app.AllowHTTP,
+		Timeout:          app.Timeout,
+		Token:            app.Secret,
 		MaxResponseBytes: l.Int(EnvMaxResponseBytes, DefaultMaxResponseBytes, 1024, DefaultMaxResponseBytes),
-		MaxConcurrent:    l.Int(EnvMaxConcurrent, DefaultMaxConcurrent, 1, 32),
 		PageSize:         l.Int(EnvEventsPageSize, DefaultPageSize, 1, MaxPageSize),
 		MaxWindow:        time.Duration(l.Int(EnvEventsMaxWindow, int(DefaultMaxWindow/time.Second), 60, 31*24*3600)) * time.Second,
-		MaxResultBytes:   l.Int(EnvMaxResultBytes, DefaultMaxResultBytes, 4096, 4<<20),
 		ImageMaxBytes:    l.Int(EnvImageMaxBytes, DefaultImageMaxBytes, 8<<10, 4<<20),
 		ImageMaxHeight:   l.Int(EnvImageMaxHeight, DefaultImageMaxHeight, 64, 2160),
 	}
+	if app.URL != "" {
+		// FRIGATE_URL is Frigate's base URL, like every <APP>_URL; the
+		// seed's FRIGATE_API_ROOT is the API root itself.
+		root := app.URL
+		if app.Env.URL == EnvURL {
+			root = strings.TrimRight(root, "/") + "/api"
+		}
+		s.APIRoot, _ = url.Parse(root) // app.Load checked it
+	}
 	trusted := l.Bool(EnvTrustedUnauthenticated, false)
 	password, hasPassword := l.OptionalSecret(EnvPassword)
-	token, hasToken := l.OptionalSecret(EnvBearerToken)
-
-	if s.APIRoot == nil {
-		if strings.TrimSpace(l.String(EnvAPIRoot, "")) == "" {
-			bad(EnvAPIRoot, "is required: the exact API root including /api, e.g. https://frigate.lan:8971/api")
-		}
-	} else {
-		if s.APIRoot.RawQuery != "" || s.APIRoot.ForceQuery || s.APIRoot.Fragment != "" {
-			bad(EnvAPIRoot, "must not have a query or a fragment")
-		}
-		if s.APIRoot.Scheme == "http" && !s.AllowHTTP {
-			bad(EnvAPIRoot, "uses plain http; use https or set "+EnvAllowInsecureHTTP+"=true for a trusted network")
-		}
-	}
-
-	ca, alias := l.String(EnvCAFile, ""), l.String(EnvCACertFile, "")
-	switch {
-	case ca != "" && alias != "":
-		bad(EnvCACertFile, "is an alias of "+EnvCAFile+"; set only one")
-	case ca == "":
-		ca = alias
-	}
-	s.CAFile = ca
+	hasToken := app.Secret != nil
+	tokenFile := app.Env.Credential + "_FILE"
 
 	if !cookieName.MatchString(s.CookieName) {
-		bad(EnvCookieName, "must be a cookie name (letters, digits and !#$%&'*+.^_`|~-)")
+		l.Fail(EnvCookieName, "must be a cookie name (letters, digits and !#$%&'*+.^_`|~-)")
 	}
 
 	if raw := l.String(EnvCameras, ""); strings.TrimSpace(raw) != "" {
@@ -133,7 +136,7 @@ func LoadSettings(l *config.Loader) (Settings, error) {
 				continue
 			}
 			if !cameraName.MatchString(c) {
-				bad(EnvCameras, "must be a comma-separated list of Frigate camera names (letters, digits, _ and -)")
+				l.Fail(EnvCameras, "must be a comma-separated list of Frigate camera names (letters, digits, _ and -)")
 				break
 			}
 			if !seen[c] {
@@ -145,27 +148,27 @@ func LoadSettings(l *config.Loader) (Settings, error) {
 
 	switch {
 	case s.Username != "" && !hasPassword:
-		bad(EnvPassword+"_FILE", "is required with "+EnvUsername)
+		l.Fail(EnvPassword+"_FILE", "is required with "+EnvUsername)
 	case s.Username == "" && hasPassword:
-		bad(EnvUsername, "is required with "+EnvPassword+"_FILE")
+		l.Fail(EnvUsername, "is required with "+EnvPassword+"_FILE")
 	}
 	managed := s.Username != "" && hasPassword
 	switch {
 	case managed && hasToken, s.Username != "" && hasToken:
-		bad(EnvBearerToken+"_FILE", "cannot be combined with "+EnvUsername+"; choose one authentication mode")
+		l.Fail(tokenFile, "cannot be combined with "+EnvUsername+"; choose one authentication mode")
 	case (managed || hasToken) && trusted:
-		bad(EnvTrustedUnauthenticated, "is only for running without credentials; remove it or the credentials")
+		l.Fail(EnvTrustedUnauthenticated, "is only for running without credentials; remove it or the credentials")
 	case managed:
 		s.Auth, s.Password = client.Managed, password
 	case hasToken:
-		s.Auth, s.Token = client.Bearer, token
+		s.Auth = client.Bearer
 	case trusted:
 		s.Auth = client.Unauthenticated
 	case s.Username == "" && !hasPassword:
-		bad(EnvUsername, "is required (with "+EnvPassword+"_FILE), or set "+EnvBearerToken+"_FILE, or "+
+		l.Fail(EnvUsername, "is required (with "+EnvPassword+"_FILE), or set "+EnvToken+"_FILE, or "+
 			EnvTrustedUnauthenticated+"=true to run without credentials on a trusted network")
 	}
-	if err := errors.Join(append([]error{l.Err()}, errs...)...); err != nil {
+	if err := l.Err(); err != nil {
 		return Settings{}, err
 	}
 	return s, nil

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
@@ -81,6 +82,7 @@ func TestDocTable(t *testing.T) {
 func TestLoadSettings(t *testing.T) {
 	pw := toolkittest.SecretFile(t, testPassword)
 	tok := toolkittest.SecretFile(t, testToken)
+	ca := toolkittest.SecretFile(t, "-----BEGIN CERTIFICATE-----")
 	base := map[string]string{"FRIGATE_API_ROOT": "https://frigate.lan:8971/api", "FRIGATE_USERNAME": "viewer", "FRIGATE_PASSWORD_FILE": pw}
 	tests := []struct {
 		name    string
@@ -91,7 +93,7 @@ func TestLoadSettings(t *testing.T) {
 	}{
 		{name: "managed defaults", check: func(t *testing.T, s Settings) {
 			if s.Auth != client.Managed || string(s.Password) != testPassword || s.Timeout.Milliseconds() != 15000 || s.PageSize != 50 ||
-				s.MaxConcurrent != 4 || s.MaxResponseBytes != 5<<20 || s.MaxWindow.Seconds() != 86400 || s.CookieName != "frigate_token" || s.Cameras != nil {
+				s.MaxResponseBytes != 5<<20 || s.MaxWindow.Seconds() != 86400 || s.CookieName != "frigate_token" || s.Cameras != nil {
 				t.Errorf("settings = %+v", s)
 			}
 		}},
@@ -113,26 +115,43 @@ func TestLoadSettings(t *testing.T) {
 				t.Errorf("cameras = %v", s.Cameras)
 			}
 		}},
-		{name: "seed CA variable is an alias", env: map[string]string{"FRIGATE_CA_CERT_FILE": "/ca.pem"}, check: func(t *testing.T, s Settings) {
-			if s.CAFile != "/ca.pem" {
+		{name: "seed CA variable is an alias", env: map[string]string{"FRIGATE_CA_CERT_FILE": ca}, check: func(t *testing.T, s Settings) {
+			if s.CAFile != ca {
 				t.Errorf("CAFile = %q", s.CAFile)
 			}
 		}},
+		{name: "FRIGATE_URL is the base URL", env: map[string]string{"FRIGATE_URL": "https://frigate.lan:8971/"}, drop: []string{"FRIGATE_API_ROOT"},
+			check: func(t *testing.T, s Settings) {
+				if s.APIRoot.String() != "https://frigate.lan:8971/api" {
+					t.Errorf("API root = %s", s.APIRoot)
+				}
+			}},
+		{name: "FRIGATE_TOKEN_FILE", env: map[string]string{"FRIGATE_TOKEN_FILE": tok}, drop: []string{"FRIGATE_USERNAME", "FRIGATE_PASSWORD_FILE"},
+			check: func(t *testing.T, s Settings) {
+				if s.Auth != client.Bearer || string(s.Token) != testToken {
+					t.Errorf("settings = %+v", s)
+				}
+			}},
+		{name: "the duration timeout", env: map[string]string{"FRIGATE_TIMEOUT": "20s"}, check: func(t *testing.T, s Settings) {
+			if s.Timeout != 20*time.Second {
+				t.Errorf("timeout = %s", s.Timeout)
+			}
+		}},
 		{name: "no credentials and no flag", drop: []string{"FRIGATE_USERNAME", "FRIGATE_PASSWORD_FILE"}, wantErr: "FRIGATE_TRUSTED_UNAUTHENTICATED"},
-		{name: "plain http without opt-in", env: map[string]string{"FRIGATE_API_ROOT": "http://frigate:5000/api"}, wantErr: "FRIGATE_ALLOW_INSECURE_HTTP"},
+		{name: "plain http without opt-in", env: map[string]string{"FRIGATE_API_ROOT": "http://frigate:5000/api"}, wantErr: "FRIGATE_ALLOW_HTTP"},
 		{name: "password in the environment", env: map[string]string{"FRIGATE_PASSWORD": testPassword}, wantErr: "FRIGATE_PASSWORD_FILE instead"},
 		{name: "username without password", drop: []string{"FRIGATE_PASSWORD_FILE"}, wantErr: "FRIGATE_PASSWORD_FILE"},
 		{name: "two modes", env: map[string]string{"FRIGATE_BEARER_TOKEN_FILE": tok}, wantErr: "choose one"},
 		{name: "credentials with the unauthenticated flag", env: map[string]string{"FRIGATE_TRUSTED_UNAUTHENTICATED": "true"}, wantErr: "FRIGATE_TRUSTED_UNAUTHENTICATED"},
 		{name: "timeout out of range", env: map[string]string{"FRIGATE_TIMEOUT_MS": "60001"}, wantErr: "FRIGATE_TIMEOUT_MS"},
 		{name: "response cap may only be lowered", env: map[string]string{"FRIGATE_MAX_RESPONSE_BYTES": "6000000"}, wantErr: "FRIGATE_MAX_RESPONSE_BYTES"},
-		{name: "concurrency out of range", env: map[string]string{"FRIGATE_MAX_CONCURRENT": "33"}, wantErr: "FRIGATE_MAX_CONCURRENT"},
 		{name: "page size out of range", env: map[string]string{"FRIGATE_EVENTS_PAGE_SIZE": "201"}, wantErr: "FRIGATE_EVENTS_PAGE_SIZE"},
 		{name: "bad camera name", env: map[string]string{"FRIGATE_CAMERAS": "front door"}, wantErr: "FRIGATE_CAMERAS"},
 		{name: "query on the API root", env: map[string]string{"FRIGATE_API_ROOT": "https://frigate.lan/api?x=1"}, wantErr: "query"},
 		{name: "API root with credentials", env: map[string]string{"FRIGATE_API_ROOT": "https://u:" + testPassword + "@frigate.lan/api"}, wantErr: "user:password"},
 		{name: "both CA variables", env: map[string]string{"FRIGATE_CA_FILE": "/a.pem", "FRIGATE_CA_CERT_FILE": "/b.pem"}, wantErr: "set only one"},
-		{name: "missing API root", drop: []string{"FRIGATE_API_ROOT"}, wantErr: "FRIGATE_API_ROOT"},
+		{name: "missing URL", drop: []string{"FRIGATE_API_ROOT"}, wantErr: "FRIGATE_URL: is required"},
+		{name: "both URL names", env: map[string]string{"FRIGATE_URL": "https://frigate.lan"}, wantErr: "FRIGATE_API_ROOT: is an older name of FRIGATE_URL"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -48,6 +48,8 @@ type Options struct {
 	CallTimeout time.Duration
 	// Instructions are the service's own instructions (toolkit.Instructions).
 	Instructions string
+	// Limits are the service's toolkit.Limits (its module's defaults).
+	Limits toolkit.Limits
 	// PublicURL is the gateway's TOOLGATE_PUBLIC_URL (default: none).
 	PublicURL string
 	// Config and Build, when set, adjust the gateway's configuration and
@@ -148,7 +150,7 @@ func (g *Gateway) NewService(tools []toolkit.Tool, edits ...func(*toolkit.Option
 	opts := toolkit.Options{
 		Name: o.Service, ServiceToken: []byte(ServiceToken), ApprovalKey: []byte(ApprovalKey),
 		AllowWrites: o.AllowWrites, Redactor: redact.New(known...), Logger: g.logger, CallTimeout: o.CallTimeout,
-		Instructions: o.Instructions,
+		Instructions: o.Instructions, Limits: o.Limits,
 	}
 	for _, e := range edits {
 		e(&opts)

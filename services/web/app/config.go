@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/upstream"
 	"github.com/toolgate/toolgate/services/web/compare"
 	"github.com/toolgate/toolgate/services/web/fetch"
 	"github.com/toolgate/toolgate/services/web/search"
@@ -69,10 +70,14 @@ type Config struct {
 // Load reads the configuration; every problem is reported at once, naming
 // the variable and never its value.
 func Load(l *config.Loader) (Config, error) {
+	// WEB_SEARXNG_URL, _ALLOW_HTTP, _CA_FILE and _TIMEOUT: the settings of
+	// every upstream application, with SearXNG's name.
+	searx, _ := upstream.App{Prefix: "WEB_SEARXNG", Name: "SearXNG", DefaultTimeout: 15 * time.Second}.Load(l)
 	c := Config{
-		SearxAllowHTTP:  l.Bool(EnvSearxAllowHTTP, false),
-		SearxCAFile:     l.String(EnvSearxCAFile, ""),
-		SearxTimeout:    l.Duration(EnvSearxTimeout, 15*time.Second),
+		SearxURL:        searx.URL,
+		SearxAllowHTTP:  searx.AllowHTTP,
+		SearxCAFile:     searx.CAFile,
+		SearxTimeout:    searx.Timeout,
 		SearchResults:   l.Int(EnvSearchResults, search.DefaultLimit, 1, search.MaxLimit),
 		SnippetChars:    l.Int(EnvSnippetChars, search.DefaultSnippetChars, 50, 1000),
 		FetchTimeout:    l.Duration(EnvFetchTimeout, fetch.DefaultTimeout),
@@ -84,11 +89,6 @@ func Load(l *config.Loader) (Config, error) {
 		CompareSources:  l.Int(EnvCompareSources, compare.DefaultSources, 1, compare.MaxSources),
 		ComparePassages: l.Int(EnvComparePassages, compare.DefaultPassages, 1, compare.MaxPassages),
 		CompareTimeout:  l.Duration(EnvCompareTimeout, compare.DefaultTimeout),
-	}
-	if u := l.URL(EnvSearxURL, ""); u != nil {
-		c.SearxURL = u.String()
-	} else {
-		l.Required(EnvSearxURL)
 	}
 	var errs []error
 	ports, err := parsePorts(l.String(EnvFetchPorts, "80,443"))
