@@ -66,6 +66,8 @@ type Aliases struct {
 	AllowHTTP  string
 	// TimeoutMS is the deadline in whole milliseconds.
 	TimeoutMS string
+	// TimeoutSeconds is the deadline in whole seconds.
+	TimeoutSeconds string
 }
 
 // Env are the setting names of an App.
@@ -185,13 +187,20 @@ func (a App) timeout(l *config.Loader, env *Env) time.Duration {
 		def = DefaultAppTimeout
 	}
 	name := env.Timeout
-	if a.Aliases.TimeoutMS != "" && l.Pick(name, a.Aliases.TimeoutMS) == a.Aliases.TimeoutMS {
-		env.Timeout = a.Aliases.TimeoutMS
-		hi := int(time.Hour / time.Millisecond)
-		if a.MaxTimeout > 0 {
-			hi = int(a.MaxTimeout / time.Millisecond)
+	// An older name counts whole units of a fixed size.
+	for _, alias := range []struct {
+		name string
+		unit time.Duration
+	}{{a.Aliases.TimeoutMS, time.Millisecond}, {a.Aliases.TimeoutSeconds, time.Second}} {
+		if alias.name == "" || l.Pick(name, alias.name) != alias.name {
+			continue
 		}
-		return time.Duration(l.Int(a.Aliases.TimeoutMS, int(def/time.Millisecond), 1, hi)) * time.Millisecond
+		env.Timeout = alias.name
+		hi := int(time.Hour / alias.unit)
+		if a.MaxTimeout > 0 {
+			hi = int(a.MaxTimeout / alias.unit)
+		}
+		return time.Duration(l.Int(alias.name, int(def/alias.unit), 1, hi)) * alias.unit
 	}
 	d := l.Duration(name, def)
 	if a.MaxTimeout > 0 && d > a.MaxTimeout {

@@ -26,6 +26,8 @@ func TestAppSettings(t *testing.T) {
 	frigate := App{Prefix: "FRIGATE", Credential: Token, CredentialOptional: true, MaxTimeout: time.Minute,
 		Aliases: Aliases{URL: "FRIGATE_API_ROOT", Credential: "FRIGATE_BEARER_TOKEN", CAFile: "FRIGATE_CA_CERT_FILE",
 			AllowHTTP: "FRIGATE_ALLOW_INSECURE_HTTP", TimeoutMS: "FRIGATE_TIMEOUT_MS"}}
+	ersatztv := App{Prefix: "ERSATZTV", Credential: APIKey, CredentialOptional: true, MaxTimeout: 5 * time.Minute,
+		Aliases: Aliases{TimeoutSeconds: "ERSATZTV_REQUEST_TIMEOUT_SECONDS"}}
 	optional := sonarr
 	optional.Optional = true
 
@@ -104,6 +106,16 @@ func TestAppSettings(t *testing.T) {
 			wantErr: []string{"FRIGATE_CA_CERT_FILE: is an older name of FRIGATE_CA_FILE; set only one"}},
 		{name: "older timeout name out of range", app: frigate, env: map[string]string{"FRIGATE_URL": "https://nvr.lan", "FRIGATE_TIMEOUT_MS": "60001"},
 			wantErr: []string{"FRIGATE_TIMEOUT_MS"}},
+		{name: "older timeout name in seconds", app: ersatztv, env: map[string]string{"ERSATZTV_URL": "https://etv.lan", "ERSATZTV_REQUEST_TIMEOUT_SECONDS": "45"},
+			check: func(t *testing.T, s Settings) {
+				if c := s.Config(); c.Timeout != 45*time.Second || s.Env.Timeout != "ERSATZTV_REQUEST_TIMEOUT_SECONDS" {
+					t.Errorf("timeout %v from %s", c.Timeout, s.Env.Timeout)
+				}
+			}},
+		{name: "older timeout name in seconds beside the new one", app: ersatztv, env: map[string]string{"ERSATZTV_URL": "https://etv.lan", "ERSATZTV_TIMEOUT": "5s", "ERSATZTV_REQUEST_TIMEOUT_SECONDS": "45"},
+			wantErr: []string{"ERSATZTV_REQUEST_TIMEOUT_SECONDS: is an older name of ERSATZTV_TIMEOUT; set only one"}},
+		{name: "older timeout name in seconds over the maximum", app: ersatztv, env: map[string]string{"ERSATZTV_URL": "https://etv.lan", "ERSATZTV_REQUEST_TIMEOUT_SECONDS": "301"},
+			wantErr: []string{"ERSATZTV_REQUEST_TIMEOUT_SECONDS"}},
 		{name: "plain http named by the older names", app: frigate, env: map[string]string{"FRIGATE_API_ROOT": "http://nvr.lan:5000/api"},
 			wantErr: []string{"FRIGATE_ALLOW_HTTP: must be true when FRIGATE_API_ROOT uses plain http"}},
 	}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/capture"
+	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/services/ersatztv/fakeersatztv"
+	"github.com/toolgate/toolgate/services/ersatztv/tools"
+	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
+)
+
+// gwKey is the planted machine key of the gateway tests.
+const gwKey = "etv-Planted-gateway-key-3c9d44"
+
+// catalogBudget is every endpoint's tools/list budget.
+const catalogBudget = 12 << 10
+
+var gwNow = time.Unix(1_750_000_000, 0)
+
+type stack struct {
+	store  *fakeersatztv.Store
+	v1     *fakeersatztv.V1
+	legacy *fakeersatztv.Legacy
+	g      *gatewaytest.Gateway
+	set    tools.Settings
+}
+
+// startStack runs a fake ErsatzTV (v1 or legacy), the ersatztv tools over
+// it and a real gateway in front, with the service's own writes switch.
+func startStack(t *testing.T, mode string, writes bool) *stack {
+	t.Helper()
+	st := &stack{store: fakeersatztv.NewDemoStore(gwNow)}
+	var h http.Handler
+	if mode == "v1" {
+		st.v1 = fakeersatztv.NewV1(st.store, gwKey)
+		h = st.v1
+	} else {
+		st.legacy = fakeersatztv.NewLegacy(st.store)
+		h = st.legacy.Handler(true)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte(gwKey), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ERSATZTV_URL": srv.URL, "ERSATZTV_ALLOW_HTTP": "true", "ERSATZTV_API_KEY_FILE": keyFile,
+		"ERSATZTV_ALLOW_WRITES": map[bool]string{true: "true", false: "false"}[writes]}
+	set, err := tools.LoadSettings(config.New(func(k string) (string, bool) { v, ok := env[k]; return v, ok }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.set = set
+	logs := &capture.Buffer{}
+	svc, err := tools.Start(t.Context(), set, slog.New(slog.NewJSONHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.g = gatewaytest.Start(t, gatewaytest.Options{
+		Service: "ersatztv", Tools: svc.Tools(), AllowWrites: writes, Secrets: [][]byte{[]byte(gwKey)},
+		Instructions: svc.Instructions(),
+	})
+	t.Cleanup(func() { st.g.NoLeaks(t, []string{gwKey}, map[string]string{"service start log": logs.String()}) })
+	return st
+}
+
+// rawPost sends one JSON-RPC message to path as clientName and returns the
+// answer's JSON (from JSON or a single SSE event) and headers.
+func rawPost(t *testing.T, g *gatewaytest.Gateway, path, session, body string) ([]byte, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+g.Tokens["openwebui"])
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			return bytes.TrimSpace(rest), res.Header
+		}
+	}
+	return bytes.TrimSpace(raw), res.Header
+}
+
+// catalog returns the bytes of tools/list on path as a client receives it.
+func catalog(t *testing.T, g *gatewaytest.Gateway, path string) (int, []string) {
+	t.Helper()
+	_, hdr := rawPost(t, g, path, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"budget","version":"1"}}}`)
+	session := hdr.Get("Mcp-Session-Id")
+	rawPost(t, g, path, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	body, _ := rawPost(t, g, path, session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	var res struct {
+		Result struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(body, &res); err != nil || len(res.Result.Tools) == 0 {
+		t.Fatalf("tools/list on %s: %v %.300s", path, err, body)
+	}
+	var names []string
+	for _, tool := range res.Result.Tools {
+		names = append(names, tool.Name)
+	}
+	return len(body), names
+}
+
+// /mcp/ersatztv stays within the 12 KB budget with writes off, in both
+// modes; the test logs the size with writes on.
+func TestCatalogFitsTheBudget(t *testing.T) {
+	for _, c := range []struct {
+		mode   string
+		writes bool
+		tools  int
+	}{
+		{"v1", false, 25}, {"legacy", false, 6},
+	} {
+		t.Run(c.mode+map[bool]string{true: " writes on", false: " writes off"}[c.writes], func(t *testing.T) {
+			st := startStack(t, c.mode, c.writes)
+			size, names := catalog(t, st.g, "/mcp/ersatztv")
+			t.Logf("/mcp/ersatztv (%s, writes %v): %d tools, %d bytes", c.mode, c.writes, len(names), size)
+			if len(names) != c.tools {
+				t.Errorf("%d tools, want %d: %v", len(names), c.tools, names)
+			}
+			if !c.writes && size > catalogBudget {
+				t.Errorf("tools/list is %d bytes, over the %d-byte budget", size, catalogBudget)
+			}
+		})
+	}
+}
+
+// Both Go MCP clients read through a real gateway: the same tools, the
+// ETag in results, the mode, and the machine key nowhere (not in results,
+// logs, audit or either client's wire) even when ErsatzTV echoes it.
+func TestReadsThroughTheGatewayWithBothClients(t *testing.T) {
+	st := startStack(t, "v1", false)
+	// A hostile or careless upstream echoes the key in a field.
+	st.store.Lock()
+	st.store.Source(5).Address = "http://jellyfin.lan:8096/?api_key=" + gwKey
+	st.store.Unlock()
+
+	sdkWire := &capture.Buffer{}
+	hc := &http.Client{Transport: &bearer{token: st.g.Tokens["openwebui"], wire: sdkWire}}
+	sc := sdk.NewClient(&sdk.Implementation{Name: "ersatztv-gateway-test", Version: "1"}, nil)
+	sess, err := sc.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: st.g.URL + "/mcp/ersatztv", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	mc := st.g.ClientAt("openwebui", "ann@example.org", "/mcp/ersatztv")
+
+	calls := []struct {
+		tool string
+		args map[string]any
+		has  []string
+	}{
+		{"ersatztv_get_version", nil, []string{`"mode":"v1"`}},
+		{"ersatztv_get_collection_items", map[string]any{"id": 11}, []string{`"etag":"\"4\""`}},
+		{"ersatztv_list_playouts", nil, []string{`"channelId":3`}},
+		{"ersatztv_list_media_sources", nil, []string{`Living Room Jellyfin`}},
+	}
+	for _, c := range calls {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = c.tool, c.args
+		res, err := mc.CallTool(t.Context(), req)
+		if err != nil || res.IsError {
+			t.Fatalf("mcp-go %s: %v %v", c.tool, err, res)
+		}
+		sres, err := sess.CallTool(t.Context(), &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil || sres.IsError {
+			t.Fatalf("go-sdk %s: %v %v", c.tool, err, sres)
+		}
+		a, _ := json.Marshal(gatewaytest.Structured(t, res))
+		b, _ := json.Marshal(sres.StructuredContent)
+		for _, h := range c.has {
+			if !strings.Contains(string(a), h) || !strings.Contains(string(b), h) {
+				t.Errorf("%s lacks %s:\nmcp-go %s\ngo-sdk %s", c.tool, h, a, b)
+			}
+		}
+	}
+	if !strings.Contains(st.g.Wire.String(), "Living Room") || !strings.Contains(sdkWire.String(), "Living Room") {
+		t.Fatal("the wire recorders saw nothing; the leak check would prove nothing")
+	}
+	if !strings.Contains(st.g.Instructions, "pageNum is 0-based") {
+		t.Errorf("instructions: %q", st.g.Instructions)
+	}
+	st.g.NoLeaks(t, []string{gwKey}, map[string]string{"go-sdk wire": sdkWire.String()})
+}
+
+type bearer struct {
+	token string
+	wire  *capture.Buffer
+}
+
+func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	res, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || res.Body == nil {
+		return res, err
+	}
+	res.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.TeeReader(res.Body, b.wire), res.Body}
+	return res, nil
+}
