@@ -1,10 +1,12 @@
 // Command fakes serves the fake upstream applications of the demo profile
-// — Sonarr, Radarr, Prowlarr, Frigate and SearXNG with fixture pages — so a
+// — Sonarr, Radarr, Prowlarr, Frigate, ErsatzTV (/api/v1) and SearXNG with
+// fixture pages — so a
 // newcomer can try every service with no home-lab application. Each fake
 // answers with the shapes and status codes of the real application's API
 // and checks credentials as it does. Demo only: never part of a real stack.
 //
-// Settings: FAKES_API_KEY_FILE (the *arr API key), FAKES_FRIGATE_PASSWORD_FILE
+// Settings: FAKES_API_KEY_FILE (the *arr API key, also ErsatzTV's machine
+// key), FAKES_FRIGATE_PASSWORD_FILE
 // (the password of Frigate's demo viewer account).
 package main
 
@@ -26,6 +28,7 @@ import (
 	"github.com/toolgate/toolgate/services/arr/prowlarr/fakeprowlarr"
 	"github.com/toolgate/toolgate/services/arr/radarr/fakeradarr"
 	"github.com/toolgate/toolgate/services/arr/sonarr/fakesonarr"
+	"github.com/toolgate/toolgate/services/ersatztv/fakeersatztv"
 	"github.com/toolgate/toolgate/services/frigate/fakefrigate"
 	"github.com/toolgate/toolgate/services/web/fakesearx"
 )
@@ -33,10 +36,12 @@ import (
 // Ports are the real applications' defaults.
 const (
 	frigatePort = 5000
-	searxngPort = 8080
+	// ersatztvPort is ErsatzTV's UI port (ETV_UI_PORT).
+	ersatztvPort = 8409
+	searxngPort  = 8080
 )
 
-var ports = []int{fakesonarr.Port, fakeradarr.Port, fakeprowlarr.Port, frigatePort, searxngPort}
+var ports = []int{fakesonarr.Port, fakeradarr.Port, fakeprowlarr.Port, frigatePort, ersatztvPort, searxngPort}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
@@ -98,6 +103,7 @@ func fakes(key, password string) map[int]http.Handler {
 		fakeradarr.Port:   fakeradarr.NewDemo(key),
 		fakeprowlarr.Port: fakeprowlarr.NewDemo(key),
 		frigatePort:       frigate.Handler(),
+		ersatztvPort:      fakeersatztv.NewV1(fakeersatztv.NewDemoStore(time.Now()), key),
 		searxngPort:       fakesearx.NewDemo(),
 	}
 }

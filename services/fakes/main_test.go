@@ -27,6 +27,8 @@ func TestFakesUseTheGivenCredentials(t *testing.T) {
 		{"prowlarr with key", "GET", "/api/v1/health", "", 9696, map[string]string{"X-Api-Key": key}, 200},
 		{"frigate login", "POST", "/api/login", `{"user":"viewer","password":"` + password + `"}`, frigatePort, map[string]string{"Content-Type": "application/json"}, 200},
 		{"frigate bad password", "POST", "/api/login", `{"user":"viewer","password":"wrong"}`, frigatePort, map[string]string{"Content-Type": "application/json"}, 401},
+		{"ersatztv with key", "GET", "/api/v1/version", "", ersatztvPort, map[string]string{"X-Api-Key": key}, 200},
+		{"ersatztv without key", "GET", "/api/v1/channels", "", ersatztvPort, nil, 401},
 		{"searxng json", "GET", "/search?q=nimbus&format=json", "", searxngPort, nil, 200},
 	}
 	for _, tc := range cases {
