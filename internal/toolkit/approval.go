@@ -16,12 +16,40 @@ func (s *Service) preview(ctx context.Context, e *entry, args Args) (any, map[st
 	if err != nil {
 		return nil, nil, err
 	}
-	digest, err := approval.Digest(p)
+	digest, facts, err := previewDigest(p)
 	if err != nil {
-		return nil, nil, fmt.Errorf("digest preview: %w", err)
+		return nil, nil, err
 	}
 	out := map[string]any{"status": "preview", "preview": p}
-	return out, map[string]any{approval.MetaPreviewDigest: digest}, nil
+	meta := map[string]any{approval.MetaPreviewDigest: digest}
+	if facts != nil {
+		meta[approval.MetaPreviewFacts] = facts
+	}
+	return out, meta, nil
+}
+
+// previewDigest digests a preview and, when it reports facts, the facts
+// with it: the gateway decides on the facts, so an apply whose recomputed
+// facts differ must be refused exactly like a changed preview.
+func previewDigest(p any) (string, approval.Facts, error) {
+	var facts approval.Facts
+	if r, ok := p.(approval.FactsReporter); ok {
+		if f := r.PreviewFacts(); f != nil {
+			if err := f.Validate(); err != nil {
+				return "", nil, fmt.Errorf("preview facts: %w", err)
+			}
+			facts = f.Normalized()
+		}
+	}
+	var v any = p
+	if facts != nil {
+		v = map[string]any{"preview": p, "facts": facts}
+	}
+	d, err := approval.Digest(v)
+	if err != nil {
+		return "", nil, fmt.Errorf("digest preview: %w", err)
+	}
+	return d, facts, nil
 }
 
 func (s *Service) apply(ctx context.Context, e *entry, args Args, token string) (any, error) {
@@ -37,9 +65,9 @@ func (s *Service) apply(ctx context.Context, e *entry, args Args, token string) 
 		// An approval without a preview digest binds no scope; refusing
 		// it keeps "apply exactly what was previewed" true whatever the
 		// signer sent.
-		d, err := approval.Digest(p)
+		d, _, err := previewDigest(p)
 		if err != nil {
-			return fmt.Errorf("digest preview: %w", err)
+			return err
 		}
 		if a.PreviewDigest == "" || d != a.PreviewDigest {
 			return toolerr.New(toolerr.Forbidden,

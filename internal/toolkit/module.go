@@ -52,6 +52,21 @@ func ProvideTools(constructor any) fx.Option {
 	return fx.Provide(fx.Annotate(constructor, fx.ResultTags(`group:"toolgate.tools,flatten"`)))
 }
 
+// Route is an HTTP endpoint beside /mcp that only the gateway may use: it
+// sits behind the same service-token check and body bound (a Home
+// Assistant notification the gateway asks for, say). Pattern is an
+// http.ServeMux pattern ("POST /internal/notify").
+type Route struct {
+	Pattern string
+	Handler http.Handler
+}
+
+// ProvideRoute registers a constructor whose Route result joins the
+// service's routes.
+func ProvideRoute(constructor any) fx.Option {
+	return fx.Provide(fx.Annotate(constructor, fx.ResultTags(`group:"toolgate.routes"`)))
+}
+
 // ProvideSecret registers a constructor whose Secret result is redacted.
 func ProvideSecret(constructor any) fx.Option {
 	return fx.Provide(fx.Annotate(constructor, fx.ResultTags(`group:"toolgate.secrets"`)))
@@ -133,6 +148,7 @@ type params struct {
 	Logger  *slog.Logger
 	Tools   []Tool    `group:"toolgate.tools"`
 	Secrets []Secret  `group:"toolgate.secrets"`
+	Routes  []Route   `group:"toolgate.routes"`
 	Ready   ReadyFunc `optional:"true"`
 	// Instructions are optional: most services say enough in their tools.
 	Instructions Instructions `optional:"true"`
@@ -164,10 +180,21 @@ func newFromEnv(p params) (*Service, listenAddress, error) {
 	for _, s := range p.Secrets {
 		known = append(known, s)
 	}
+	var routes map[string]http.Handler
+	for _, r := range p.Routes {
+		if routes == nil {
+			routes = map[string]http.Handler{}
+		}
+		if _, dup := routes[r.Pattern]; dup || r.Handler == nil {
+			return nil, "", fmt.Errorf("%s: route %q is registered twice or has no handler", p.Name, r.Pattern)
+		}
+		routes[r.Pattern] = r.Handler
+	}
 	svc, err := New(Options{
 		Name: string(p.Name), ServiceToken: token, ApprovalKey: key, AllowWrites: allowWrites,
 		MaxResultBytes: maxBytes, CallTimeout: timeout, Redactor: redact.New(known...),
 		Logger: p.Logger, Ready: p.Ready, Instructions: string(p.Instructions), Limits: p.Limits,
+		Routes: routes,
 	}, p.Tools...)
 	return svc, listenAddress(listen), err
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -50,6 +52,10 @@ type Options struct {
 	Now func() time.Time
 	// Limits bound concurrent calls and refuse oversized results.
 	Limits Limits
+	// Routes are further HTTP handlers (pattern → handler, as
+	// http.ServeMux takes them) behind the same service-token check and
+	// body bound as /mcp: endpoints only the gateway may use.
+	Routes map[string]http.Handler
 }
 
 type entry struct {
@@ -66,9 +72,14 @@ type Service struct {
 	log      *slog.Logger
 	verifier *approval.Verifier
 	calls    slots // the service's bound
-	tools    map[string]*entry
 	mcp      *server.MCPServer
 	handler  http.Handler
+
+	mu    sync.Mutex
+	tools map[string]*entry
+	// groups are the names of each dynamic group's tools (ReplaceTools).
+	groups map[string][]string
+	static map[string]bool
 }
 
 // New validates the tools and builds the service. Write tools are dropped
@@ -92,7 +103,10 @@ func New(opts Options, tools ...Tool) (*Service, error) {
 	if opts.Redactor == nil {
 		return nil, errors.New("toolkit: a redactor is required")
 	}
-	s := &Service{opts: opts, log: opts.Logger.With("service", opts.Name), tools: map[string]*entry{}, calls: newSlots(opts.Limits.MaxConcurrent)}
+	s := &Service{
+		opts: opts, log: opts.Logger.With("service", opts.Name), calls: newSlots(opts.Limits.MaxConcurrent),
+		tools: map[string]*entry{}, groups: map[string][]string{}, static: map[string]bool{},
+	}
 	if opts.AllowWrites {
 		v, err := approval.NewVerifier(opts.ApprovalKey, opts.Now)
 		if err != nil {
@@ -108,28 +122,14 @@ func New(opts Options, tools ...Tool) (*Service, error) {
 	)
 	// Every tool is checked, including write tools that are then dropped,
 	// so a broken definition fails at start whatever the write setting.
-	seen := map[string]bool{}
-	for _, t := range tools {
-		if err := t.check(); err != nil {
-			return nil, fmt.Errorf("toolkit: %w", err)
-		}
-		if seen[t.Name] {
-			return nil, fmt.Errorf("toolkit: tool %s registered twice", t.Name)
-		}
-		seen[t.Name] = true
-		if t.Handler != nil {
-			t.Schema = t.Handler.input
-		}
-		v, err := CompileSchema(t.Name, t.Schema)
-		if err != nil {
-			return nil, fmt.Errorf("toolkit: %w", err)
-		}
-		if t.IsWrite() && !opts.AllowWrites {
-			continue
-		}
-		e := &entry{tool: t, validator: v, body: t.body(), calls: newSlots(t.MaxConcurrent)}
-		s.tools[t.Name] = e
-		s.mcp.AddTool(definition(t), s.handle(e))
+	entries, err := s.prepare(tools, s.static)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		s.static[e.tool.Name] = true
+		s.tools[e.tool.Name] = e
+		s.mcp.AddTool(definition(e.tool), s.handle(e))
 	}
 	streamable := server.NewStreamableHTTPServer(s.mcp,
 		// Nothing here is per session (the caller is the bearer token), and
@@ -153,6 +153,18 @@ func New(opts Options, tools ...Tool) (*Service, error) {
 			"error": map[string]any{"code": -32600, "message": "this service is stateless and offers no event stream; use POST"},
 		})
 	})))
+	for pattern, h := range opts.Routes {
+		// Only under /internal/, so no route can shadow /mcp or the health
+		// endpoints (ServeMux would panic on a conflict).
+		_, path, _ := strings.Cut(pattern, " ")
+		if path == "" {
+			path = pattern
+		}
+		if !strings.HasPrefix(path, "/internal/") || h == nil {
+			return nil, fmt.Errorf("toolkit: route %q must be under /internal/ and have a handler", pattern)
+		}
+		mux.Handle(pattern, s.authenticate(limitBody(h)))
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -166,11 +178,99 @@ func (s *Service) Handler() http.Handler { return s.handler }
 
 // ToolNames lists the registered tools.
 func (s *Service) ToolNames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	names := make([]string, 0, len(s.tools))
 	for n := range s.tools {
 		names = append(names, n)
 	}
+	sort.Strings(names)
 	return names
+}
+
+// prepare checks tools and builds their entries; taken are names already
+// in use elsewhere. Write tools are checked and then dropped unless writes
+// are allowed, so a broken definition fails whatever the write setting.
+func (s *Service) prepare(tools []Tool, taken map[string]bool) ([]*entry, error) {
+	seen := map[string]bool{}
+	var out []*entry
+	for _, t := range tools {
+		if err := t.check(); err != nil {
+			return nil, fmt.Errorf("toolkit: %w", err)
+		}
+		if seen[t.Name] || taken[t.Name] {
+			return nil, fmt.Errorf("toolkit: tool %s registered twice", t.Name)
+		}
+		seen[t.Name] = true
+		if t.Handler != nil {
+			t.Schema = t.Handler.input
+		}
+		v, err := CompileSchema(t.Name, t.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("toolkit: %w", err)
+		}
+		if t.IsWrite() && !s.opts.AllowWrites {
+			continue
+		}
+		out = append(out, &entry{tool: t, validator: v, body: t.body(), calls: newSlots(t.MaxConcurrent)})
+	}
+	return out, nil
+}
+
+// ReplaceTools sets the tools of one dynamic group (a relay's mirror of
+// another server's tools, say), replacing what the group had. Each tool is
+// checked as New checks them; a name used by a static tool or by another
+// group is refused, and then nothing changes. Write tools are dropped
+// unless writes are allowed. A call already running finishes with the
+// definition it started with. The service is stateless, so clients (the
+// gateway) see the change at their next tools/list.
+func (s *Service) ReplaceTools(group string, tools []Tool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	taken := map[string]bool{}
+	for n := range s.static {
+		taken[n] = true
+	}
+	for g, names := range s.groups {
+		if g == group {
+			continue
+		}
+		for _, n := range names {
+			taken[n] = true
+		}
+	}
+	entries, err := s.prepare(tools, taken)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(entries))
+	served := make([]server.ServerTool, 0, len(entries))
+	kept := map[string]bool{}
+	for _, e := range entries {
+		names = append(names, e.tool.Name)
+		kept[e.tool.Name] = true
+		served = append(served, server.ServerTool{Tool: definition(e.tool), Handler: s.handle(e)})
+	}
+	// Tools that stay are overwritten in place (AddTools replaces a name),
+	// so a call never finds one of them missing mid-swap.
+	var gone []string
+	for _, n := range s.groups[group] {
+		if !kept[n] {
+			gone = append(gone, n)
+			delete(s.tools, n)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.DeleteTools(gone...)
+	}
+	for _, e := range entries {
+		s.tools[e.tool.Name] = e
+	}
+	if len(served) > 0 {
+		s.mcp.AddTools(served...)
+	}
+	s.groups[group] = names
+	return nil
 }
 
 func definition(t Tool) mcp.Tool {
