@@ -1,0 +1,42 @@
+package main
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
+	"github.com/toolgate/toolgate/services/homeassistant/fakehass"
+)
+
+const haToken = "ha-process-token-PLANTED-0123456789"
+
+// TestProcess runs the real binary: bad settings are named without their
+// values; a configured service is ready against a fake Home Assistant,
+// lists its tools and stops cleanly on SIGTERM.
+func TestProcess(t *testing.T) {
+	fake := fakehass.New(fakehass.DemoHome(fakehass.Options{Token: haToken}))
+	srv := httptest.NewServer(fake.Handler())
+	t.Cleanup(srv.Close)
+	tokenFile := toolkittest.SecretFile(t, haToken)
+	toolkittest.CheckProcess(t, toolkittest.ProcessSpec{
+		Bad: []toolkittest.BadStart{
+			{Name: "nothing set", Want: []string{"HA_URL", "HA_TOKEN_FILE"}},
+			{Name: "token in the environment", Env: []string{"HA_URL=https://ha.lan:8123", "HA_TOKEN=" + haToken}, Want: []string{"HA_TOKEN_FILE"}},
+			{Name: "plain http without opt-in", Env: []string{"HA_URL=" + srv.URL, "HA_TOKEN_FILE=" + tokenFile}, Want: []string{"HA_ALLOW_HTTP"}},
+		},
+		Env:     []string{"HA_URL=" + srv.URL, "HA_ALLOW_HTTP=true", "HA_TOKEN_FILE=" + tokenFile, "HA_MCP_PATH=off"},
+		Ready:   true,
+		Secrets: []string{haToken},
+		Check: func(t *testing.T, p *toolkittest.Process) {
+			list := p.Post(t, "tools/list", nil)
+			if !strings.Contains(list, `"ha_entity_list"`) || !strings.Contains(list, `"ha_config_check"`) {
+				t.Errorf("tools/list: %.300s", list)
+			}
+			got := p.Post(t, "tools/call", map[string]any{"name": "ha_entity_get", "arguments": map[string]any{"entity_id": "lock.front_door"}})
+			if !strings.Contains(got, `locked`) {
+				t.Errorf("ha_entity_get: %.300s", got)
+			}
+		},
+	})
+}
