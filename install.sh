@@ -31,7 +31,7 @@ build=true
 profiles=()
 env_file=$root/.env
 # Services whose profile turns on when secrets/<name>.env exists.
-known_services=(arr frigate ersatztv)
+known_services=(arr frigate ersatztv homeassistant)
 compose_version=v2.40.3
 
 usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -164,7 +164,8 @@ done < <(find secrets.example -type f -print0)
 
 run mkdir -p "$secrets_dir/demo"
 for name in gateway/admin_token gateway/approval_key gateway/user_jwt_secret gateway/policy_token gateway/service_token_web gateway/service_token_arr \
-	gateway/service_token_frigate gateway/service_token_ersatztv gateway/service_token_demo demo/api_key demo/frigate_password; do
+	gateway/service_token_frigate gateway/service_token_ersatztv gateway/service_token_homeassistant gateway/service_token_demo \
+	demo/api_key demo/frigate_password demo/ha_token; do
 	f=$secrets_dir/$name
 	if [ ! -s "$f" ]; then
 		new_file "$f"
@@ -219,6 +220,20 @@ fi
 profile_list=$(printf '%s\n' "${profiles[@]}" | sort -u | paste -sd, -)
 say "== profiles: web (always)${profile_list:+, $profile_list}"
 
+# Home Assistant's configuration directory on this host (for the YAML
+# tools) and whether it is mounted writable: HA_CONFIG_HOST_DIR and
+# HA_YAML_WRITE in secrets/homeassistant.env.
+ha_setting() { # ha_setting NAME: the value of NAME= in homeassistant.env
+	[ -f "$secrets_dir/homeassistant.env" ] || return 0
+	sed -n "s/^[[:space:]]*$1=[[:space:]]*//p" "$secrets_dir/homeassistant.env" | tail -n 1 | sed 's/^["'\'']//; s/["'\'']$//'
+}
+ha_config_dir=$(ha_setting HA_CONFIG_HOST_DIR)
+ha_config_mode=ro
+[ "$(ha_setting HA_YAML_WRITE)" = "true" ] && ha_config_mode=rw
+if [ -n "$ha_config_dir" ] && [ ! -d "$ha_config_dir" ]; then
+	die "HA_CONFIG_HOST_DIR in $secrets_dir/homeassistant.env is not a directory"
+fi
+
 # .env is derived state (rewritten on every run): compose reads it, so a
 # plain `docker compose up` later uses the same settings.
 compose_files=compose.yaml
@@ -233,6 +248,8 @@ TOOLGATE_GID=$gid
 TOOLGATE_PUBLISH=$publish
 TOOLGATE_APPROVALS=$approvals
 TOOLGATE_APPROVAL_URL=${TOOLGATE_APPROVAL_URL:-${approvals:+http://$approvals}}
+TOOLGATE_HA_CONFIG_DIR=$ha_config_dir
+TOOLGATE_HA_CONFIG_MODE=$ha_config_mode
 TOOLGATE_WEB_DEMO_ENV=$($demo && echo compose/env/web.demo.env || echo compose/env/none.env)"
 if $dry_run; then
 	printf 'would write %s:\n%s\n' "$env_file" "$env_content"
@@ -271,7 +288,7 @@ say "  all services:  http://gateway:8080/mcp"
 endpoints=(web)
 for p in "${profiles[@]}"; do
 	case $p in
-	demo) endpoints+=(arr frigate ersatztv demo) ;;
+	demo) endpoints+=(arr frigate ersatztv homeassistant demo) ;;
 	*) endpoints+=("$p") ;;
 	esac
 done

@@ -6,8 +6,10 @@
 // and checks credentials as it does. Demo only: never part of a real stack.
 //
 // Settings: FAKES_API_KEY_FILE (the *arr API key, also ErsatzTV's machine
-// key), FAKES_FRIGATE_PASSWORD_FILE
-// (the password of Frigate's demo viewer account).
+// key), FAKES_FRIGATE_PASSWORD_FILE (the password of Frigate's demo viewer
+// account), FAKES_HA_TOKEN_FILE (Home Assistant's long-lived access token)
+// and FAKES_HA_CONFIG_DIR (the fake Home Assistant's configuration
+// directory, seeded with demo YAML when empty).
 package main
 
 import (
@@ -30,6 +32,7 @@ import (
 	"github.com/toolgate/toolgate/services/arr/sonarr/fakesonarr"
 	"github.com/toolgate/toolgate/services/ersatztv/fakeersatztv"
 	"github.com/toolgate/toolgate/services/frigate/fakefrigate"
+	"github.com/toolgate/toolgate/services/homeassistant/fakehass"
 	"github.com/toolgate/toolgate/services/web/fakesearx"
 )
 
@@ -41,7 +44,7 @@ const (
 	searxngPort  = 8080
 )
 
-var ports = []int{fakesonarr.Port, fakeradarr.Port, fakeprowlarr.Port, frigatePort, ersatztvPort, searxngPort}
+var ports = []int{fakesonarr.Port, fakeradarr.Port, fakeprowlarr.Port, frigatePort, ersatztvPort, searxngPort, fakehass.Port}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
@@ -58,10 +61,16 @@ func run(log *slog.Logger) error {
 	l := config.FromEnv()
 	key := string(l.Secret("FAKES_API_KEY"))
 	password := string(l.Secret("FAKES_FRIGATE_PASSWORD"))
+	ha := homeAssistant{token: string(l.Secret("FAKES_HA_TOKEN")), configDir: l.String("FAKES_HA_CONFIG_DIR", "")}
 	if err := l.Err(); err != nil {
 		return err
 	}
-	handlers := fakes(key, password)
+	if ha.configDir != "" {
+		if err := fakehass.SeedConfig(ha.configDir); err != nil {
+			return fmt.Errorf("FAKES_HA_CONFIG_DIR: %w", err)
+		}
+	}
+	handlers := fakes(key, password, ha)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	errs := make(chan error, len(handlers))
@@ -89,9 +98,14 @@ func run(log *slog.Logger) error {
 	return err
 }
 
+// homeAssistant is the fake Home Assistant's token and configuration
+// directory.
+type homeAssistant struct{ token, configDir string }
+
 // fakes returns each fake upstream by its port: the *arr fakes accept key,
-// Frigate's demo viewer logs in with password.
-func fakes(key, password string) map[int]http.Handler {
+// Frigate's demo viewer logs in with password, Home Assistant takes ha's
+// token.
+func fakes(key, password string, ha homeAssistant) map[int]http.Handler {
 	frigate := fakefrigate.New(fakefrigate.Options{
 		Users:          map[string]string{fakefrigate.DemoUser: password},
 		Cameras:        fakefrigate.DemoCameras(),
@@ -105,6 +119,7 @@ func fakes(key, password string) map[int]http.Handler {
 		frigatePort:       frigate.Handler(),
 		ersatztvPort:      fakeersatztv.NewV1(fakeersatztv.NewDemoStore(time.Now()), key),
 		searxngPort:       fakesearx.NewDemo(),
+		fakehass.Port:     fakehass.New(fakehass.DemoHome(fakehass.Options{Token: ha.token, ConfigDir: ha.configDir})).Handler(),
 	}
 }
 

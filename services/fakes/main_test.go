@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/http/httptest"
+
+	"github.com/toolgate/toolgate/services/homeassistant/fakehass"
 	"strings"
 	"testing"
 )
@@ -10,7 +12,7 @@ import (
 // refuses others as the real application does.
 func TestFakesUseTheGivenCredentials(t *testing.T) {
 	const key, password = "demo-key-0123456789abcdef", "demo-password-xyz"
-	h := fakes(key, password)
+	h := fakes(key, password, homeAssistant{token: "demo-ha-token-0123456789"})
 	if len(h) != len(ports) {
 		t.Fatalf("%d fakes for %d ports", len(h), len(ports))
 	}
@@ -30,6 +32,8 @@ func TestFakesUseTheGivenCredentials(t *testing.T) {
 		{"ersatztv with key", "GET", "/api/v1/version", "", ersatztvPort, map[string]string{"X-Api-Key": key}, 200},
 		{"ersatztv without key", "GET", "/api/v1/channels", "", ersatztvPort, nil, 401},
 		{"searxng json", "GET", "/search?q=nimbus&format=json", "", searxngPort, nil, 200},
+		{"home assistant with token", "GET", "/api/", "", fakehass.Port, map[string]string{"Authorization": "Bearer demo-ha-token-0123456789"}, 200},
+		{"home assistant wrong token", "GET", "/api/states", "", fakehass.Port, map[string]string{"Authorization": "Bearer nope"}, 401},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
