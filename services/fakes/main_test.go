@@ -2,10 +2,10 @@ package main
 
 import (
 	"net/http/httptest"
-
-	"github.com/toolgate/toolgate/services/homeassistant/fakehass"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/services/homeassistant/fakehass"
 )
 
 // Each fake answers on its port with the credentials it was given, and
