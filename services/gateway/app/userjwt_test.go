@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -65,7 +67,10 @@ func mintOpenWebUI(t *testing.T, h *harness, email, role string) string {
 
 func (h *harness) jwtClient(bearer, userJWT string) *client.Client {
 	h.t.Helper()
-	hdr := map[string]string{"Authorization": "Bearer " + bearer, "X-OpenWebUI-User-Jwt": userJWT}
+	hdr := map[string]string{"Authorization": "Bearer " + bearer}
+	if userJWT != "" {
+		hdr["X-OpenWebUI-User-Jwt"] = userJWT
+	}
 	tr, err := transport.NewStreamableHTTP(h.URL+"/mcp", transport.WithHTTPBasicClient(gatewaytest.RecordingClient(h.wire, hdr)))
 	if err != nil {
 		h.t.Fatal(err)
@@ -144,6 +149,45 @@ func TestVerifiedOpenWebUIUserReachesPolicyAuditAndTicket(t *testing.T) {
 	}
 	if n := len(rec.calls()); n == 0 || rec.calls()[n-1].UserRole == "pending" {
 		t.Fatal("a hidden tool was decided as a call")
+	}
+	// Without a user token OpenWebUI can still list the tools (it reads
+	// tool lists and OpenAPI documents without one), but no call runs.
+	anonymous := h.jwtClient(owuiBearer, "")
+	if list, err := anonymous.ListTools(t.Context(), mcp.ListToolsRequest{}); err != nil || len(list.Tools) == 0 {
+		t.Fatalf("tools/list without a user token: %v", err)
+	}
+	before := h.demo.applied.Load()
+	if m, isErr := call(t, anonymous, "demo_echo", map[string]any{"text": "hi"}); !isErr || !strings.Contains(fmt.Sprint(m), "missing end-user token X-OpenWebUI-User-Jwt") {
+		t.Fatalf("a call without a user token: %v", m)
+	}
+	if m, isErr := call(t, anonymous, "demo_counter_add", confirm); !isErr || h.demo.applied.Load() != before {
+		t.Fatalf("a confirm without a user token: %v", m)
+	}
+	// The same over OpenAPI: the document, yes; a call, no.
+	openapiReq := func(method, path, body string, hdr map[string]string) (int, string) {
+		req, _ := http.NewRequestWithContext(t.Context(), method, h.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+owuiBearer)
+		req.Header.Set("Content-Type", "application/json")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if status, body := openapiReq(http.MethodGet, "/openapi/demo/openapi.json", "", nil); status != http.StatusOK || !strings.Contains(body, "demo_echo") {
+		t.Fatalf("OpenAPI document without a user token: %d %.200s", status, body)
+	}
+	if status, body := openapiReq(http.MethodPost, "/openapi/demo/demo_echo", `{"text":"hi"}`, nil); status != http.StatusForbidden || !strings.Contains(body, "missing end-user token") {
+		t.Fatalf("OpenAPI call without a user token: %d %s", status, body)
+	}
+	if status, body := openapiReq(http.MethodPost, "/openapi/demo/demo_echo", `{"text":"hi"}`,
+		map[string]string{"X-OpenWebUI-User-Jwt": mintOpenWebUI(t, h, "ann@example.org", "user")}); status != http.StatusOK || !strings.Contains(body, `"hi"`) {
+		t.Fatalf("OpenAPI call with a user token: %d %s", status, body)
 	}
 	raw, _ := json.Marshal(h.audit.String())
 	if strings.Contains(string(raw), owuiJWTSecret) || strings.Contains(h.logs.String(), owuiJWTSecret) {

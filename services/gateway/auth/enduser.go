@@ -79,7 +79,7 @@ func (u *UserTokens) header() string {
 // endUser establishes the end user of a request from client c as c's mode
 // says. A request that names its user another way than configured is
 // refused, never treated as "no user".
-func (a *Authenticator) endUser(c Client, h http.Header) (user, role string, _ *refusal) {
+func (a *Authenticator) endUser(c Client, h http.Header) (user, role, missing string, _ *refusal) {
 	tokenHeader := a.users.header()
 	hasToken := len(h.Values(tokenHeader)) > 0
 	var plain string
@@ -92,38 +92,41 @@ func (a *Authenticator) endUser(c Client, h http.Header) (user, role string, _ *
 	switch c.UserMode {
 	case UserHeaders:
 		if hasToken {
-			return "", "", &refusal{http.StatusBadRequest, fmt.Sprintf(
+			return "", "", "", &refusal{http.StatusBadRequest, fmt.Sprintf(
 				"client %s sends a signed user token (%s) but is set up for plain user headers: set user=jwt on its line in the tokens file", c.Name, tokenHeader)}
 		}
 		u, ok := headerUser(h)
 		if !ok {
-			return "", "", &refusal{http.StatusBadRequest, "invalid user header"}
+			return "", "", "", &refusal{http.StatusBadRequest, "invalid user header"}
 		}
-		return u, "", nil
+		return u, "", "", nil
 	case UserJWT:
 		if plain != "" {
-			return "", "", &refusal{http.StatusBadRequest, fmt.Sprintf(
+			return "", "", "", &refusal{http.StatusBadRequest, fmt.Sprintf(
 				"client %s identifies its end users by signed token (%s); plain user headers such as %s are refused", c.Name, tokenHeader, plain)}
 		}
 		values := h.Values(tokenHeader)
 		if len(values) == 0 || strings.TrimSpace(values[0]) == "" {
-			return "", "", &refusal{http.StatusForbidden, fmt.Sprintf(
-				"missing end-user token %s: client %s must send OpenWebUI's signed user token (OpenWebUI: ENABLE_FORWARD_USER_INFO_HEADERS=true and FORWARD_USER_INFO_HEADER_JWT_SECRET)", tokenHeader, c.Name)}
+			// Discovery goes on (OpenWebUI fetches tool lists and OpenAPI
+			// documents without a user); the router refuses every call.
+			return "", "", fmt.Sprintf(
+				"missing end-user token %s: client %s must send OpenWebUI's signed user token with every call (OpenWebUI: ENABLE_FORWARD_USER_INFO_HEADERS=true and FORWARD_USER_INFO_HEADER_JWT_SECRET)", tokenHeader, c.Name), nil
 		}
 		if len(values) > 1 {
-			return "", "", &refusal{http.StatusBadRequest, "more than one end-user token"}
+			return "", "", "", &refusal{http.StatusBadRequest, "more than one end-user token"}
 		}
-		return a.verifyUserToken(strings.TrimSpace(values[0]))
+		user, role, refused := a.verifyUserToken(strings.TrimSpace(values[0]))
+		return user, role, "", refused
 	default:
 		if hasToken || plain != "" {
 			name := plain
 			if hasToken {
 				name = tokenHeader
 			}
-			return "", "", &refusal{http.StatusBadRequest, fmt.Sprintf(
+			return "", "", "", &refusal{http.StatusBadRequest, fmt.Sprintf(
 				"client %s names an end user (%s) but is not set up to: add user=jwt or user=headers to its line in the tokens file", c.Name, name)}
 		}
-		return "", "", nil
+		return "", "", "", nil
 	}
 }
 
@@ -192,7 +195,7 @@ func userTokenProblem(err error) string {
 	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
 		return "end-user token has the wrong issuer"
 	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		return "end-user token lacks a required claim (exp, iss)"
+		return "end-user token lacks a required claim (exp, iss, or the configured aud)"
 	case errors.Is(err, jwt.ErrTokenUsedBeforeIssued), errors.Is(err, jwt.ErrTokenNotValidYet):
 		return "end-user token is not valid yet (are the clocks of OpenWebUI and toolgate apart?)"
 	case errors.Is(err, jwt.ErrTokenInvalidIssuer):

@@ -112,13 +112,13 @@ func TestOpenWebUIUserTokens(t *testing.T) {
 	}
 	jwtHdr := "X-OpenWebUI-User-Jwt"
 	tests := []struct {
-		name     string
-		header   http.Header
-		status   int
-		user     string
-		role     string
-		msgPart  string
-		logsOnly bool
+		name    string
+		header  http.Header
+		status  int
+		user    string
+		role    string
+		msgPart string
+		missing string
 	}{
 		{name: "valid token", header: req(owui, jwtHdr, valid), status: 200, user: "ann@example.org", role: "admin"},
 		{name: "ordinary user", header: req(owui, jwtHdr, owuiToken(hs256, owuiClaims("bob@example.org", "user", now), owuiSecret, sha256.New)), status: 200, user: "bob@example.org", role: "user"},
@@ -144,7 +144,8 @@ func TestOpenWebUIUserTokens(t *testing.T) {
 		{name: "malformed", header: req(owui, jwtHdr, "not-a-jwt"), status: 403, msgPart: "malformed"},
 		{name: "too large", header: req(owui, jwtHdr, strings.Repeat("a", 5000)), status: 400, msgPart: "too large"},
 		{name: "two tokens", header: req(owui, jwtHdr, valid, jwtHdr, valid), status: 400, msgPart: "more than one"},
-		{name: "JWT client without a token", header: req(owui), status: 403, msgPart: "missing end-user token X-OpenWebUI-User-Jwt"},
+		// Discovery passes without a user; the router refuses every call.
+		{name: "JWT client without a token", header: req(owui), status: 200, missing: "missing end-user token X-OpenWebUI-User-Jwt"},
 		{name: "header-only request to a JWT client", header: req(owui, "X-OpenWebUI-User-Email", "ann@example.org", "X-OpenWebUI-User-Role", "admin"), status: 400, msgPart: "plain user headers"},
 		{name: "plain role header beside a valid token", header: req(owui, jwtHdr, valid, "X-OpenWebUI-User-Role", "admin"), status: 400, msgPart: "plain user headers"},
 		{name: "JWT to a header client", header: req(plain, jwtHdr, valid), status: 400, msgPart: "set up for plain user headers"},
@@ -179,6 +180,9 @@ func TestOpenWebUIUserTokens(t *testing.T) {
 			if id.User != tc.user || id.UserRole != tc.role {
 				t.Errorf("user %q role %q, want %q %q", id.User, id.UserRole, tc.user, tc.role)
 			}
+			if (tc.missing == "") != (id.UserMissing == "") || !strings.Contains(id.UserMissing, tc.missing) {
+				t.Errorf("user missing %q, want %q", id.UserMissing, tc.missing)
+			}
 		})
 	}
 	// No token, ours or OpenWebUI's, is ever written back or logged.
@@ -203,11 +207,13 @@ func TestUserTokenHeaderAndAudienceAreConfigurable(t *testing.T) {
 	for _, tc := range []struct {
 		name, header, token string
 		status              int
+		body                string
 	}{
-		{"configured header and audience", "X-Home-User-Jwt", owuiToken(hs256, set(claims, "aud", "toolgate"), owuiSecret, sha256.New), 200},
-		{"default header name is not read", "X-OpenWebUI-User-Jwt", owuiToken(hs256, set(claims, "aud", "toolgate"), owuiSecret, sha256.New), 403},
-		{"audience missing", "X-Home-User-Jwt", owuiToken(hs256, claims, owuiSecret, sha256.New), 403},
-		{"other audience", "X-Home-User-Jwt", owuiToken(hs256, set(claims, "aud", "elsewhere"), owuiSecret, sha256.New), 403},
+		{"configured header and audience", "X-Home-User-Jwt", owuiToken(hs256, set(claims, "aud", "toolgate"), owuiSecret, sha256.New), 200, `"User":"ann@example.org"`},
+		// Under the default name the token is no user token: calls are refused.
+		{"default header name is not read", "X-OpenWebUI-User-Jwt", owuiToken(hs256, set(claims, "aud", "toolgate"), owuiSecret, sha256.New), 200, `"UserMissing":"missing end-user token x-home-user-jwt`},
+		{"audience missing", "X-Home-User-Jwt", owuiToken(hs256, claims, owuiSecret, sha256.New), 403, "lacks a required claim"},
+		{"other audience", "X-Home-User-Jwt", owuiToken(hs256, set(claims, "aud", "elsewhere"), owuiSecret, sha256.New), 403, "wrong audience"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", nil)
@@ -217,9 +223,10 @@ func TestUserTokenHeaderAndAudienceAreConfigurable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != tc.status {
-				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
+			if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.body) {
+				t.Errorf("status %d, want %d; body %s, want %q", resp.StatusCode, tc.status, body, tc.body)
 			}
 		})
 	}

@@ -108,13 +108,13 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			return
 		}
 
-		user, role, refused := a.endUser(client, r.Header)
+		user, role, missing, refused := a.endUser(client, r.Header)
 		if refused != nil {
 			a.logger.Info("auth rejected", "remote", r.RemoteAddr, "reason", refused.msg, "client", client.Name)
 			writeError(w, refused.status, refused.msg)
 			return
 		}
-		ctx := WithIdentity(r.Context(), Identity{Client: client, User: user, UserRole: role})
+		ctx := WithIdentity(r.Context(), Identity{Client: client, User: user, UserRole: role, UserMissing: missing})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

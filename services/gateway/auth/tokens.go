@@ -61,6 +61,10 @@ type Identity struct {
 	Client   Client
 	User     string
 	UserRole string
+	// UserMissing is set, to the reason, when a user=jwt client sent no
+	// user token at all: it may discover tools (OpenWebUI reads tool lists
+	// and OpenAPI documents without one) but every call is refused.
+	UserMissing string
 }
 
 type identityKey struct{}

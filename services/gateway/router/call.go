@@ -57,6 +57,11 @@ func (r *Router) handle(e *entry) server.ToolHandlerFunc {
 			return errorResult(toolerr.New(toolerr.AuthFailed, "no authenticated client")), nil
 		}
 		c.id = id
+		if id.UserMissing != "" {
+			// A user=jwt client must say who asks before anything runs.
+			r.log.Info("call refused", "client", id.Client.Name, "tool", e.offered.Name, "reason", "no end-user token")
+			return errorResult(toolerr.New(toolerr.Forbidden, "%s", id.UserMissing)), nil
+		}
 		res, outcome := r.serve(ctx, c, req)
 		r.finish(c, res, outcome)
 		return res, nil
