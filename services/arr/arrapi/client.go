@@ -17,6 +17,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,8 +31,9 @@ type Client struct {
 	cfg     Config
 	display string
 	root    string
-	fast    *upstream.Client
-	slow    *upstream.Client
+	up      *upstream.Client
+	// searches bounds the indexer searches in flight (MaxSearches).
+	searches chan struct{}
 }
 
 // New validates cfg and builds a Client.
@@ -53,26 +55,15 @@ func New(cfg Config) (*Client, error) {
 	}
 	display := DisplayName(cfg.App)
 	header := http.Header{"X-Api-Key": {string(cfg.APIKey)}, "Accept": {"application/json"}}
-	base := upstream.Config{
+	up, err := upstream.New(upstream.Config{
 		Name: display, BaseURL: cfg.URL, Timeout: cfg.Timeout, CAFile: cfg.CAFile,
 		AllowHTTP: cfg.AllowHTTP, Header: header, UserAgent: "toolgate-arr", Logger: cfg.Logger,
 		MaxBytes: 16 << 20, // a full series or movie list of a big library is several MiB
-	}
-	fast, err := upstream.New(base)
+	})
 	if err != nil {
 		return nil, err
 	}
-	// Indexer searches are slow and costly for the indexers: a longer
-	// deadline, and no retries that would repeat the whole search.
-	slowCfg := base
-	slowCfg.Timeout = cfg.SearchTimeout
-	slowCfg.Retries = -1
-	slowCfg.MaxConcurrent = 2
-	slow, err := upstream.New(slowCfg)
-	if err != nil {
-		return nil, err
-	}
-	return &Client{cfg: cfg, display: display, root: strings.TrimRight(cfg.APIRoot, "/"), fast: fast, slow: slow}, nil
+	return &Client{cfg: cfg, display: display, root: strings.TrimRight(cfg.APIRoot, "/"), up: up, searches: make(chan struct{}, MaxSearches)}, nil
 }
 
 // DisplayName is the capitalised application name used in messages
@@ -106,19 +97,32 @@ func (c *Client) Secret() toolkit.Secret {
 // Get GETs path (relative to the API root, e.g. "/series" or one built
 // with upstream.Path) and decodes the JSON answer into out.
 func (c *Client) Get(ctx context.Context, path string, q url.Values, out any) error {
-	return c.mapErr(c.fast.GetJSON(ctx, c.root+path, q, out))
+	return c.mapErr(c.up.GetJSON(ctx, c.root+path, q, out))
 }
 
+// MaxSearches bounds one app's indexer searches in flight, whichever tool
+// starts them; one more answers busy at once.
+const MaxSearches = 2
+
 // GetSlow is Get for requests that make the application search its
-// indexers: SearchTimeout instead of Timeout, and never retried.
+// indexers: SearchTimeout instead of Timeout, never retried (a retry would
+// repeat the whole search on every indexer), and at most MaxSearches at
+// once.
 func (c *Client) GetSlow(ctx context.Context, path string, q url.Values, out any) error {
-	return c.mapErr(c.slow.GetJSON(ctx, c.root+path, q, out))
+	select {
+	case c.searches <- struct{}{}:
+		defer func() { <-c.searches }()
+	default:
+		return toolerr.New(toolerr.Busy, "%s already runs %d indexer searches; retry shortly", c.display, MaxSearches)
+	}
+	r := upstream.Request{Path: c.root + path, Query: q, Timeout: c.cfg.SearchTimeout, NoRetry: true}
+	return c.mapErr(c.up.DoJSON(ctx, r, out))
 }
 
 // Post POSTs in as JSON to path and decodes the answer into out (nil
 // discards it). It is never retried.
 func (c *Client) Post(ctx context.Context, path string, in, out any) error {
-	return c.mapErr(c.fast.PostJSON(ctx, c.root+path, in, out))
+	return c.mapErr(c.up.PostJSON(ctx, c.root+path, in, out))
 }
 
 // Status returns the HTTP status behind err when the application answered
@@ -142,7 +146,7 @@ func (c *Client) mapErr(err error) error {
 	case s == http.StatusUnauthorized || s == http.StatusForbidden:
 		return toolerr.Wrap(toolerr.AuthFailed, err,
 			"%s rejected the API key (HTTP %d); check the API key in %s (%s: Settings → General → Security → API Key)",
-			c.display, s, env.APIKey+"_FILE", c.display)
+			c.display, s, env.Credential+"_FILE", c.display)
 	case s == http.StatusNotFound:
 		return toolerr.Wrap(toolerr.NotFound, err, "%s has no such item (HTTP 404)", c.display)
 	}
@@ -157,13 +161,55 @@ func (c *Client) mapErr(err error) error {
 
 // Grab POSTs exactly {"guid", "indexerId"} to /release (Sonarr and Radarr
 // v3): the application takes the release from the cache of its recent
-// interactive searches and hands it to its download client. The refusals
-// (404 not in the cache, 409 refused by the indexer or download client)
-// are left to the caller, whose messages name its own tools.
-func (c *Client) Grab(ctx context.Context, guid string, indexerID int) error {
+// interactive searches and hands it to its download client. Its refusals
+// are explained, and searchTool (the app's release search tool) named as
+// the way to a current release.
+func (c *Client) Grab(ctx context.Context, guid string, indexerID int, searchTool string) error {
 	body := struct {
 		GUID      string `json:"guid"`
 		IndexerID int    `json:"indexerId"`
 	}{guid, indexerID}
-	return c.Post(ctx, "/release", body, nil)
+	err := c.Post(ctx, "/release", body, nil)
+	switch s := Status(err); {
+	case err == nil:
+		return nil
+	case s == http.StatusNotFound:
+		return toolerr.Wrap(toolerr.NotFound, err,
+			"%s no longer has this release in its search cache (it keeps results for a short while); nothing was grabbed — search again with %s and preview the grab again", c.display, searchTool)
+	case s == http.StatusConflict:
+		return toolerr.Wrap(toolerr.UpstreamUnavailable, err,
+			"%s could not grab the release: the indexer or the download client refused it (HTTP 409); nothing was grabbed — check %s_health and the download client, or pick another release", c.display, c.cfg.App)
+	case s >= 400 && s < 500 && s != http.StatusUnauthorized && s != http.StatusForbidden && s != http.StatusTooManyRequests:
+		return toolerr.Wrap(toolerr.InvalidArgument, err, "%s refused the grab (HTTP %d); nothing was grabbed", c.display, s)
+	}
+	return err
+}
+
+// IDPath is the path of one item by its numeric id ("/series/7").
+func IDPath(kind string, id int) (string, error) {
+	if id < 1 {
+		return "", toolerr.New(toolerr.InvalidArgument, "%s id must be a positive integer", kind)
+	}
+	return upstream.Path(kind, strconv.Itoa(id))
+}
+
+// CommandStarted is what a confirmed command (a search) answers in every
+// app.
+type CommandStarted struct {
+	CommandID int    `json:"command_id"`
+	Command   string `json:"command"`
+	Status    string `json:"status"`
+	// Next says how to follow the command.
+	Next string `json:"next"`
+}
+
+// Grabbed is what a confirmed grab answers in every app.
+type Grabbed struct {
+	Grabbed bool   `json:"grabbed"`
+	Title   string `json:"title"`
+	Indexer string `json:"indexer"`
+	// Next says how to follow the download; Note is the promise about
+	// existing files.
+	Next string `json:"next"`
+	Note string `json:"note"`
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/upstream"
 )
 
 // Defaults for the optional settings of an application.
@@ -43,54 +44,48 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Env names the settings of app ("sonarr"): SONARR_URL, SONARR_API_KEY
-// (read from SONARR_API_KEY_FILE), SONARR_CA_FILE, SONARR_ALLOW_HTTP,
-// SONARR_TIMEOUT and SONARR_SEARCH_TIMEOUT.
+// App is the upstream.App of one *arr application ("sonarr"):
+// SONARR_URL, SONARR_API_KEY_FILE, SONARR_CA_FILE, SONARR_ALLOW_HTTP and
+// SONARR_TIMEOUT, read the same way as every service's; an unconfigured
+// app is allowed (it contributes no tools).
+func App(app string) upstream.App {
+	return upstream.App{
+		Prefix: strings.ToUpper(app), Name: DisplayName(app), Credential: upstream.APIKey,
+		Optional: true, DefaultTimeout: DefaultTimeout,
+	}
+}
+
+// Env names the settings of app ("sonarr"): those of App plus
+// SONARR_SEARCH_TIMEOUT.
 type Env struct {
-	URL, APIKey, CAFile, AllowHTTP, Timeout, SearchTimeout string
+	upstream.Env
+	SearchTimeout string
 }
 
 // EnvFor returns the setting names of app.
 func EnvFor(app string) Env {
-	p := strings.ToUpper(app) + "_"
-	return Env{
-		URL: p + "URL", APIKey: p + "API_KEY", CAFile: p + "CA_FILE", AllowHTTP: p + "ALLOW_HTTP",
-		Timeout: p + "TIMEOUT", SearchTimeout: p + "SEARCH_TIMEOUT",
-	}
+	return Env{Env: App(app).Env(), SearchTimeout: strings.ToUpper(app) + "_SEARCH_TIMEOUT"}
 }
 
-// LoadConfig reads the settings of app through l. ok is false when the
-// application is not configured at all (neither <APP>_URL nor
-// <APP>_API_KEY_FILE set): it then contributes no tools. A missing
-// counterpart (URL without key file or the reverse) and malformed values
-// are recorded in l; the returned error reports what l cannot express: a
-// plain http:// URL without <APP>_ALLOW_HTTP=true. apiRoot is "/api/v3"
-// or "/api/v1".
-func LoadConfig(l *config.Loader, app, apiRoot string) (cfg Config, ok bool, err error) {
-	env := EnvFor(app)
-	if l.String(env.URL, "") == "" && l.String(env.APIKey+"_FILE", "") == "" {
-		// A plain <APP>_API_KEY is still refused: it must never sit in
-		// the environment, configured or not.
-		l.OptionalSecret(env.APIKey)
-		return Config{}, false, nil
+// LoadConfig reads the settings of app through l, which records every
+// problem (a missing counterpart — URL without key file or the reverse —,
+// plain http:// without <APP>_ALLOW_HTTP=true, malformed values). ok is
+// false when the application is not configured at all (neither <APP>_URL
+// nor <APP>_API_KEY_FILE set): it then contributes no tools. apiRoot is
+// "/api/v3" or "/api/v1".
+func LoadConfig(l *config.Loader, app, apiRoot string) (cfg Config, ok bool) {
+	s, configured := App(app).Load(l)
+	if !configured {
+		return Config{}, false
 	}
-	cfg = Config{
+	return Config{
 		App:           app,
 		APIRoot:       apiRoot,
-		APIKey:        l.Secret(env.APIKey),
-		CAFile:        l.String(env.CAFile, ""),
-		AllowHTTP:     l.Bool(env.AllowHTTP, false),
-		Timeout:       l.Duration(env.Timeout, DefaultTimeout),
-		SearchTimeout: l.Duration(env.SearchTimeout, DefaultSearchTimeout),
-	}
-	if l.String(env.URL, "") == "" {
-		l.Required(env.URL)
-	} else if u := l.URL(env.URL, ""); u != nil {
-		cfg.URL = u.String()
-		if u.Scheme == "http" && !cfg.AllowHTTP {
-			err = &config.SettingError{Name: env.AllowHTTP, Problem: "must be true when " + env.URL +
-				" uses plain http:// (the API key then travels unencrypted); or use https://"}
-		}
-	}
-	return cfg, true, err
+		URL:           s.URL,
+		APIKey:        s.Secret,
+		CAFile:        s.CAFile,
+		AllowHTTP:     s.AllowHTTP,
+		Timeout:       s.Timeout,
+		SearchTimeout: l.Duration(EnvFor(app).SearchTimeout, DefaultSearchTimeout),
+	}, true
 }

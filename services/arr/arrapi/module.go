@@ -74,9 +74,9 @@ func FromEnv(app, apiRoot string, logger *slog.Logger) (*Client, error) {
 }
 
 func fromLoader(l *config.Loader, app, apiRoot string, logger *slog.Logger) (*Client, error) {
-	cfg, ok, err := LoadConfig(l, app, apiRoot)
-	if lerr := l.Err(); lerr != nil || err != nil {
-		return nil, fmt.Errorf("%s: configuration: %w", app, errors.Join(lerr, err))
+	cfg, ok := LoadConfig(l, app, apiRoot)
+	if err := l.Err(); err != nil {
+		return nil, fmt.Errorf("%s: configuration: %w", app, err)
 	}
 	if !ok {
 		if logger != nil {

@@ -14,22 +14,26 @@ import (
 // reads of a LAN application that may be repeated freely.
 var ReadOnly = toolkit.Annotations{ReadOnly: true, Idempotent: true}
 
+// Read is a plain read tool of an app: read-only, idempotent, its
+// arguments' schema derived from In.
+func Read[In any](name, title, description string, fn func(ctx context.Context, in In) (any, error)) toolkit.Tool {
+	return toolkit.Tool{Name: name, Title: title, Description: description, Annotations: ReadOnly, Handler: toolkit.ReadFor(fn)}
+}
+
 // SearchSlack is added to an app's search deadline (SearchTimeout) for
 // the deadline of the tools that make it query its indexers, so the app's
 // own timeout is what gets reported rather than the call's.
 const SearchSlack = 10 * time.Second
 
-// CommandStatus is the read of the <app>_command_status tools: it decodes
-// {"command_id": n} and returns the CommandResource of GET /command/{id}
-// unchanged.
-func CommandStatus(c *Client) toolkit.ReadFunc {
-	return func(ctx context.Context, a toolkit.Args) (any, error) {
-		var in struct {
-			CommandID int `json:"command_id"`
-		}
-		if err := a.Decode(&in); err != nil {
-			return nil, err
-		}
+// CommandArgs are the arguments of the <app>_command_status tools.
+type CommandArgs struct {
+	CommandID int `json:"command_id" schema:"minimum=1,maximum=2147483647"`
+}
+
+// CommandStatus is the read of the <app>_command_status tools: the
+// CommandResource of GET /command/{id} unchanged.
+func CommandStatus(c *Client) func(ctx context.Context, in CommandArgs) (any, error) {
+	return func(ctx context.Context, in CommandArgs) (any, error) {
 		return c.Command(ctx, in.CommandID)
 	}
 }
@@ -98,4 +102,23 @@ func Clip(s string, n int) string {
 		s = s[:len(s)-1]
 	}
 	return s + "…"
+}
+
+// Paging is the paging of the list tools of every app; zero means the
+// default (page 1, 20 items).
+type Paging struct {
+	Page     int `json:"page,omitempty" jsonschema:"Page number (default 1)." schema:"minimum=1,maximum=100000"`
+	PageSize int `json:"page_size,omitempty" jsonschema:"Items per page (default 20)." schema:"minimum=1,maximum=100"`
+}
+
+// Defaults fills in the default page and page size.
+func (p Paging) Defaults() (page, size int) {
+	page, size = p.Page, p.PageSize
+	if page < 1 {
+		page = 1
+	}
+	if size < 1 {
+		size = 20
+	}
+	return page, min(size, 100)
 }

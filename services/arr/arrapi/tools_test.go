@@ -7,7 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
 )
 
 func TestHumanSize(t *testing.T) {
@@ -98,8 +103,8 @@ func TestLanguageNames(t *testing.T) {
 	}
 }
 
-// Grab posts exactly the guid and the indexer id to /release, and leaves
-// the status of a refusal visible to the caller's own message.
+// Grab posts exactly the guid and the indexer id to /release, and explains
+// each refusal with the app's own names while keeping its status.
 func TestGrab(t *testing.T) {
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -109,25 +114,93 @@ func TestGrab(t *testing.T) {
 			GUID string `json:"guid"`
 		}
 		_ = json.Unmarshal(b, &body)
-		if body.GUID == "gone" {
+		switch body.GUID {
+		case "gone":
 			w.WriteHeader(http.StatusNotFound)
-			return
+		case "refused":
+			w.WriteHeader(http.StatusConflict)
+		case "odd":
+			w.WriteHeader(http.StatusBadRequest)
+		default:
+			_, _ = w.Write([]byte(`{}`))
 		}
-		_, _ = w.Write([]byte(`{}`))
 	}))
 	t.Cleanup(srv.Close)
 	c, err := New(Config{App: "radarr", URL: srv.URL, APIKey: []byte(testKey), AllowHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Grab(context.Background(), "abc", 3); err != nil {
+	if err := c.Grab(context.Background(), "abc", 3, "radarr_release_search"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Grab(context.Background(), "gone", 3); Status(err) != http.StatusNotFound {
-		t.Fatalf("refusal: %v (status %d)", err, Status(err))
+	for _, tc := range []struct {
+		guid   string
+		status int
+		code   toolerr.Code
+		says   string
+	}{
+		{"gone", http.StatusNotFound, toolerr.NotFound, "search again with radarr_release_search"},
+		{"refused", http.StatusConflict, toolerr.UpstreamUnavailable, "check radarr_health"},
+		{"odd", http.StatusBadRequest, toolerr.InvalidArgument, "Radarr refused the grab (HTTP 400)"},
+	} {
+		err := c.Grab(context.Background(), tc.guid, 3, "radarr_release_search")
+		if Status(err) != tc.status || toolerr.CodeOf(err) != tc.code || !strings.Contains(toolerr.MessageOf(err), tc.says) ||
+			!strings.Contains(toolerr.MessageOf(err), "nothing was grabbed") {
+			t.Errorf("%s: %v (status %d, code %s)", tc.guid, err, Status(err), toolerr.CodeOf(err))
+		}
 	}
-	want := []string{`POST /api/v3/release {"guid":"abc","indexerId":3}`, `POST /api/v3/release {"guid":"gone","indexerId":3}`}
+	want := []string{`POST /api/v3/release {"guid":"abc","indexerId":3}`, `POST /api/v3/release {"guid":"gone","indexerId":3}`,
+		`POST /api/v3/release {"guid":"refused","indexerId":3}`, `POST /api/v3/release {"guid":"odd","indexerId":3}`}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("requests %q, want %q", got, want)
+	}
+}
+
+// An app runs at most MaxSearches indexer searches at once; one more is
+// busy at once and never reaches the app, and a search is never retried.
+func TestSearchesAreBounded(t *testing.T) {
+	entered, release := make(chan struct{}, MaxSearches), make(chan struct{})
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.URL.Path == "/api/v3/release" {
+			entered <- struct{}{}
+			<-release
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(`[]`))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(Config{App: "sonarr", URL: srv.URL, APIKey: []byte(testKey), AllowHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, MaxSearches)
+	for range MaxSearches {
+		wg.Go(func() { errs <- c.GetSlow(context.Background(), "/release", nil, &[]any{}) })
+	}
+	for range MaxSearches {
+		<-entered
+	}
+	err = c.GetSlow(context.Background(), "/release", nil, &[]any{})
+	if toolerr.CodeOf(err) != toolerr.Busy || hits.Load() != MaxSearches {
+		t.Errorf("a third search: %v, hits %d", err, hits.Load())
+	}
+	// Other requests are not bound by the searches.
+	if err := c.Get(context.Background(), "/series", nil, &[]any{}); err != nil {
+		t.Errorf("a read during the searches: %v", err)
+	}
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if toolerr.CodeOf(err) != toolerr.UpstreamUnavailable {
+			t.Errorf("search: %v", err)
+		}
+	}
+	if got := hits.Load(); got != MaxSearches+1 {
+		t.Errorf("%d requests reached the app; a 503 search must not be retried", got)
 	}
 }

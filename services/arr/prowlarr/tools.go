@@ -2,7 +2,6 @@ package prowlarr
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -25,45 +24,36 @@ func Tools(c *Client) []toolkit.Tool {
 			Title: "Prowlarr indexers",
 			Description: "List Prowlarr's indexers: id, name, enabled, protocol, privacy, priority and whether Prowlarr has disabled it after failures. " +
 				"Use the ids for prowlarr_indexer_get and prowlarr_search. Cheap; settings are not included.",
-			Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
 			Annotations: arrapi.ReadOnly,
-			Read:        t.indexerList,
+			Handler:     toolkit.ReadFor(t.indexerList),
 		},
 		{
 			Name:        "prowlarr_indexer_get",
 			Title:       "One Prowlarr indexer",
 			Description: "Show one Prowlarr indexer with its settings and categories. Credentials (API keys, passwords, user names, cookies, passkeys) are withheld and shown only as masked. Cheap.",
-			Schema:      json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Indexer id from prowlarr_indexer_list."}},"required":["id"],"additionalProperties":false}`),
 			Annotations: arrapi.ReadOnly,
-			Read:        t.indexerGet,
+			Handler:     toolkit.ReadFor(t.indexerGet),
 		},
 		{
 			Name:        "prowlarr_indexer_status",
 			Title:       "Prowlarr indexer failures",
 			Description: "List indexers with recorded failures: first and most recent failure and until when Prowlarr keeps the indexer disabled. Indexers not listed have no failures. Cheap.",
-			Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
 			Annotations: arrapi.ReadOnly,
-			Read:        t.indexerStatus,
+			Handler:     toolkit.ReadFor(t.indexerStatus),
 		},
 		{
 			Name:        "prowlarr_indexer_stats",
 			Title:       "Prowlarr indexer statistics",
 			Description: "Query, grab and failure counts and average response times per indexer (and per calling application and host), optionally for a time window and some indexers. Cheap.",
-			Schema: json.RawMessage(`{"type":"object","properties":{` +
-				`"start":{"type":"string","format":"date-time","description":"Window start (RFC 3339)."},` +
-				`"end":{"type":"string","format":"date-time","description":"Window end (RFC 3339)."},` +
-				`"indexer_ids":{"type":"array","items":{"type":"integer","minimum":1,"maximum":2147483647},"maxItems":50,"uniqueItems":true,"description":"Only these indexers."}` +
-				`},"additionalProperties":false}`),
 			Annotations: arrapi.ReadOnly,
-			Read:        t.indexerStats,
+			Handler:     toolkit.ReadFor(t.indexerStats),
 		},
 		{
 			Name:        "prowlarr_health",
 			Title:       "Prowlarr health",
 			Description: "List Prowlarr's current health warnings and errors (unreachable indexers, application sync problems, updates). Cheap.",
-			Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
 			Annotations: arrapi.ReadOnly,
-			Read:        t.health,
+			Handler:     toolkit.ReadFor(t.health),
 		},
 		{
 			Name:  "prowlarr_search",
@@ -71,17 +61,9 @@ func Tools(c *Client) []toolkit.Tool {
 			Description: fmt.Sprintf("Search releases across Prowlarr's indexers by text, optionally narrowed by search type, Newznab categories (e.g. 2000 movies, 5000 TV) and indexer ids. "+
 				"Slow and costly: it queries every selected indexer live and counts against their limits, so it has its own deadline of %s. "+
 				"Returns compact results (title, indexer, size, age, seeders); download and magnet links are never returned. Nothing is downloaded.", (searchTimeout + arrapi.SearchSlack).String()),
-			Schema: json.RawMessage(`{"type":"object","properties":{` +
-				`"query":{"type":"string","minLength":1,"maxLength":200,"description":"Search text."},` +
-				`"type":{"type":"string","enum":["search","tvsearch","movie","music","book"],"default":"search","description":"Search type."},` +
-				`"categories":{"type":"array","items":{"type":"integer","minimum":1,"maximum":999999},"maxItems":20,"uniqueItems":true,"description":"Newznab category ids."},` +
-				`"indexer_ids":{"type":"array","items":{"type":"integer","minimum":1,"maximum":2147483647},"maxItems":50,"uniqueItems":true,"description":"Only these indexers (default: all enabled)."},` +
-				`"limit":{"type":"integer","minimum":1,"maximum":100,"default":25,"description":"Most results to return."},` +
-				`"offset":{"type":"integer","minimum":0,"maximum":10000,"default":0,"description":"Results to skip."}` +
-				`},"required":["query"],"additionalProperties":false}`),
 			Annotations: toolkit.Annotations{ReadOnly: true, OpenWorld: true},
 			Timeout:     searchTimeout + arrapi.SearchSlack,
-			Read:        t.search,
+			Handler:     toolkit.ReadFor(t.search),
 		},
 	}
 }
@@ -115,7 +97,7 @@ func summarize(ix Indexer) indexerSummary {
 	return s
 }
 
-func (t *tools) indexerList(ctx context.Context, _ toolkit.Args) (any, error) {
+func (t *tools) indexerList(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 	ixs, err := t.c.Indexers(ctx)
 	if err != nil {
 		return nil, err
@@ -128,13 +110,7 @@ func (t *tools) indexerList(ctx context.Context, _ toolkit.Args) (any, error) {
 	return map[string]any{"count": len(out), "indexers": out}, nil
 }
 
-func (t *tools) indexerGet(ctx context.Context, a toolkit.Args) (any, error) {
-	var in struct {
-		ID int `json:"id"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) indexerGet(ctx context.Context, in indexerArgs) (any, error) {
 	ix, err := t.c.Indexer(ctx, in.ID)
 	if err != nil {
 		return nil, err
@@ -170,7 +146,7 @@ type failure struct {
 	InitialFailure    *time.Time `json:"initial_failure,omitempty"`
 }
 
-func (t *tools) indexerStatus(ctx context.Context, _ toolkit.Args) (any, error) {
+func (t *tools) indexerStatus(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 	st, err := t.c.IndexerStatuses(ctx)
 	if err != nil {
 		return nil, err
@@ -196,15 +172,7 @@ func (t *tools) indexerStatus(ctx context.Context, _ toolkit.Args) (any, error) 
 	return map[string]any{"count": len(out), "failing": out, "note": "indexers not listed have no recorded failures"}, nil
 }
 
-func (t *tools) indexerStats(ctx context.Context, a toolkit.Args) (any, error) {
-	var in struct {
-		Start      *time.Time `json:"start"`
-		End        *time.Time `json:"end"`
-		IndexerIDs []int      `json:"indexer_ids"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) indexerStats(ctx context.Context, in statsArgs) (any, error) {
 	q := StatsQuery{IndexerIDs: in.IndexerIDs}
 	if in.Start != nil {
 		q.Start = *in.Start
@@ -257,7 +225,7 @@ func (t *tools) indexerStats(ctx context.Context, a toolkit.Args) (any, error) {
 	return map[string]any{"indexers": lines, "user_agents": counts(st.UserAgents), "hosts": counts(st.Hosts)}, nil
 }
 
-func (t *tools) health(ctx context.Context, _ toolkit.Args) (any, error) {
+func (t *tools) health(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 	hs, err := t.c.Health(ctx)
 	if err != nil {
 		return nil, err
@@ -295,17 +263,12 @@ type releaseOut struct {
 	InfoURL     string     `json:"info_url,omitempty"`
 }
 
-func (t *tools) search(ctx context.Context, a toolkit.Args) (any, error) {
-	in := struct {
-		Query      string `json:"query"`
-		Type       string `json:"type"`
-		Categories []int  `json:"categories"`
-		IndexerIDs []int  `json:"indexer_ids"`
-		Limit      int    `json:"limit"`
-		Offset     int    `json:"offset"`
-	}{Type: "search", Limit: 25}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
+func (t *tools) search(ctx context.Context, in searchArgs) (any, error) {
+	if in.Type == "" {
+		in.Type = "search"
+	}
+	if in.Limit == 0 {
+		in.Limit = 25
 	}
 	rels, err := t.c.Search(ctx, SearchQuery{
 		Query: in.Query, Type: in.Type, Categories: in.Categories, IndexerIDs: in.IndexerIDs,

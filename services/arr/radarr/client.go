@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
-	"github.com/toolgate/toolgate/internal/upstream"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
 )
 
@@ -150,8 +149,6 @@ type HistoryItem struct {
 	Movie       *Movie            `json:"movie"`
 }
 
-func idPath(parts ...string) (string, error) { return upstream.Path(parts...) }
-
 // Movies lists the library (GET /movie).
 func (c *Client) Movies(ctx context.Context) ([]Movie, error) {
 	var out []Movie
@@ -167,7 +164,7 @@ func (c *Client) Lookup(ctx context.Context, term string) ([]Movie, error) {
 // Movie reads one library movie; an unknown id is toolerr.NotFound.
 func (c *Client) Movie(ctx context.Context, id int) (Movie, error) {
 	var m Movie
-	p, err := idPath("movie", strconv.Itoa(id))
+	p, err := arrapi.IDPath("movie", id)
 	if err != nil {
 		return m, err
 	}

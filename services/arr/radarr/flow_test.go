@@ -156,7 +156,7 @@ func TestReleaseGrabFlow(t *testing.T) {
 			}
 		}
 		done, isErr := f.call(t, "radarr_release_grab", confirmArgs(args, prev["ticket"]))
-		if isErr || !strings.Contains(encode(t, done), `"grabbed":"Dune.Part.Two.2024.2160p.UHD.BluRay.x265-TERMiNAL"`) {
+		if isErr || !strings.Contains(encode(t, done), `"grabbed":true`) || !strings.Contains(encode(t, done), `"title":"Dune.Part.Two.2024.2160p.UHD.BluRay.x265-TERMiNAL"`) {
 			t.Fatalf("confirm: %v", done)
 		}
 		grabs := f.e.fake.Grabs()

@@ -90,35 +90,24 @@ func TestReadTools(t *testing.T) {
 		{"release search", "radarr_release_search", map[string]any{"movie_id": 2}, []string{`"total":5`, `"guid":"` + fakeradarr.GUIDApproved + `"`, `"guid":"sha256:`, `"download_allowed":false`, `"rejections":["CAM is not wanted in profile"]`, `"indexer_id":3`, `"existing_file":null`}, []string{"magnet:", "downloadUrl", "download_url", "prowlarr:9696"}, "/api/v3/movie/2", nil},
 		{"release search limit", "radarr_release_search", map[string]any{"movie_id": 2, "limit": 1}, []string{`"returned":1`, `"total":5`}, nil, "/api/v3/movie/2", nil},
 	}
+	reads := make([]toolkittest.ReadCase, 0, len(cases))
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			before := len(e.fake.Requests())
-			got, isErr := svc.Call(t, tc.tool, tc.args, "")
-			if isErr {
-				t.Fatalf("error: %v", got)
-			}
-			s := encode(t, got)
-			for _, w := range tc.want {
-				if !strings.Contains(s, w) {
-					t.Errorf("result lacks %s:\n%s", w, s)
+		var before int
+		reads = append(reads, toolkittest.ReadCase{Name: tc.name, Tool: tc.tool, Args: tc.args, Has: tc.want, HasNot: tc.wantNot,
+			Before: func() { before = len(e.fake.Requests()) },
+			Check: func(t *testing.T, _ map[string]any) {
+				reqs := e.fake.Requests()[before:]
+				if len(reqs) == 0 || reqs[0].Path != tc.wantPath {
+					t.Fatalf("requests %v, want first %s", reqs, tc.wantPath)
 				}
-			}
-			for _, w := range tc.wantNot {
-				if strings.Contains(s, w) {
-					t.Errorf("result contains %s:\n%s", w, s)
+				for k, v := range tc.wantQuery {
+					if got := reqs[0].Query.Get(k); got != v {
+						t.Errorf("query %s = %q, want %q", k, got, v)
+					}
 				}
-			}
-			reqs := e.fake.Requests()[before:]
-			if len(reqs) == 0 || reqs[0].Path != tc.wantPath {
-				t.Fatalf("requests %v, want first %s", reqs, tc.wantPath)
-			}
-			for k, v := range tc.wantQuery {
-				if got := reqs[0].Query.Get(k); got != v {
-					t.Errorf("query %s = %q, want %q", k, got, v)
-				}
-			}
-		})
+			}})
 	}
+	svc.RunReads(t, reads, append([]string{apiKey}, fakeradarr.PlantedSecrets()...)...)
 	t.Run("command status", func(t *testing.T) {
 		tok := svc.Approve(t, "arr", "radarr_movie_search", map[string]any{"movie_ids": []int{3}}, "t-cmd")
 		done, isErr := svc.Call(t, "radarr_movie_search", map[string]any{"movie_ids": []int{3}}, tok)

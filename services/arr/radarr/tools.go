@@ -2,7 +2,6 @@ package radarr
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -28,52 +27,44 @@ func NewTools(c *Client, now func() time.Time) []toolkit.Tool {
 	t := &tools{c: c, now: now}
 	slow := c.api.SearchTimeout() + arrapi.SearchSlack
 	return []toolkit.Tool{
-		read("radarr_movie_list", "Radarr movies",
+		arrapi.Read("radarr_movie_list", "Radarr movies",
 			"List the movies in Radarr's library (id, title, year, monitored, has_file, quality), optionally only those whose title contains search. Use the ids with the other radarr_ tools. Cheap.",
-			`"search":{"type":"string","minLength":1,"maxLength":200,"description":"Case-insensitive part of the title."},"limit":{"type":"integer","minimum":1,"maximum":500,"description":"Most movies to return (default 50)."},"offset":{"type":"integer","minimum":0,"description":"Movies to skip (default 0)."}`,
-			nil, t.movieList),
-		read("radarr_movie_lookup", "Look up a movie",
+			t.movieList),
+		arrapi.Read("radarr_movie_lookup", "Look up a movie",
 			"Look a movie up by title on TMDb through Radarr, e.g. to check whether it exists or is already in the library (in_library, library_id). Adds nothing. Needs Radarr's metadata service; a few seconds.",
-			`"term":{"type":"string","minLength":1,"maxLength":200,"description":"Title, or tmdb:<id> / imdb:<tt…>."}`,
-			[]string{"term"}, t.movieLookup),
-		read("radarr_movie_get", "One Radarr movie",
+			t.movieLookup),
+		arrapi.Read("radarr_movie_get", "One Radarr movie",
 			"Show one library movie: status, release dates, monitored, availability and the existing movie file (quality, size, languages). Cheap.",
-			`"movie_id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Movie id from radarr_movie_list."}`,
-			[]string{"movie_id"}, t.movieGet),
-		read("radarr_wanted_missing", "Missing movies",
+			t.movieGet),
+		arrapi.Read("radarr_wanted_missing", "Missing movies",
 			"List movies Radarr wants but has no file for, paged, with total_records. Cheap.",
-			pageProps+`,"monitored":{"type":"boolean","description":"Monitored movies (default true) or unmonitored ones."}`,
-			nil, t.missing),
-		read("radarr_calendar", "Radarr calendar",
+			t.missing),
+		arrapi.Read("radarr_calendar", "Radarr calendar",
 			"List movies with a cinema, digital or physical release between start and end (default: today and the next 30 days). Cheap.",
-			`"start":{"type":"string","format":"date","description":"First day (YYYY-MM-DD)."},"end":{"type":"string","format":"date","description":"Last day (YYYY-MM-DD)."},"unmonitored":{"type":"boolean","description":"Include unmonitored movies (default false)."}`,
-			nil, t.calendar),
-		read("radarr_queue", "Radarr download queue",
+			t.calendar),
+		arrapi.Read("radarr_queue", "Radarr download queue",
 			"Show Radarr's download queue, paged: movie, release, progress, status and the status messages that explain stuck or failed imports. Cheap.",
-			pageProps, nil, t.queue),
-		read("radarr_history", "Radarr history",
+			t.queue),
+		arrapi.Read("radarr_history", "Radarr history",
 			"Show Radarr's history newest first, paged: grabs, imports, failures, deletions, renames; optionally for one movie. Cheap.",
-			pageProps+`,"movie_id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Only this movie."}`,
-			nil, t.history),
-		read("radarr_health", "Radarr health",
+			t.history),
+		arrapi.Read("radarr_health", "Radarr health",
 			"List Radarr's current health warnings and errors (indexers, download clients, root folders, updates). Cheap.",
-			"", nil, t.health),
-		read("radarr_disk_space", "Radarr disk space",
+			t.health),
+		arrapi.Read("radarr_disk_space", "Radarr disk space",
 			"Show free and total space of the disks Radarr uses. Cheap.",
-			"", nil, t.diskSpace),
-		read("radarr_command_status", "Radarr command status",
+			t.diskSpace),
+		arrapi.Read("radarr_command_status", "Radarr command status",
 			"Show the state of a Radarr command, e.g. the MoviesSearch radarr_movie_search started (queued, started, completed, failed). Cheap.",
-			`"command_id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Command id returned by a write."}`,
-			[]string{"command_id"}, arrapi.CommandStatus(c.api)),
+			arrapi.CommandStatus(c.api)),
 		{
 			Name:  "radarr_release_search",
 			Title: "Search releases for a movie",
 			Description: fmt.Sprintf("Interactive search: Radarr asks all its indexers now for releases of one movie and returns each with guid, indexer_id, title, size, quality, approved, rejections and download_allowed, Radarr's preferred first. "+
 				"Slow and loads the indexers: it has its own deadline of %s; do not repeat it needlessly. Nothing is downloaded; pass guid and indexer_id to radarr_release_grab.", slow),
-			Schema:      object(`"movie_id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Movie id from radarr_movie_list."},"limit":{"type":"integer","minimum":1,"maximum":100,"description":"Most releases to return (default 25)."}`, []string{"movie_id"}),
 			Annotations: toolkit.Annotations{ReadOnly: true, OpenWorld: true},
 			Timeout:     slow,
-			Read:        t.releaseSearch,
+			Handler:     toolkit.ReadFor(t.releaseSearch),
 		},
 		t.movieSearchTool(),
 		t.releaseGrabTool(slow),
@@ -83,35 +74,6 @@ func NewTools(c *Client, now func() time.Time) []toolkit.Tool {
 type tools struct {
 	c   *Client
 	now func() time.Time
-}
-
-const pageProps = `"page":{"type":"integer","minimum":1,"maximum":100000,"description":"Page number (default 1)."},"page_size":{"type":"integer","minimum":1,"maximum":100,"description":"Items per page (default 20)."}`
-
-func object(props string, required []string) json.RawMessage {
-	s := `{"type":"object","properties":{` + props + `}`
-	if len(required) > 0 {
-		r, _ := json.Marshal(required)
-		s += `,"required":` + string(r)
-	}
-	return json.RawMessage(s + `,"additionalProperties":false}`)
-}
-
-func read(name, title, desc, props string, required []string, fn toolkit.ReadFunc) toolkit.Tool {
-	return toolkit.Tool{Name: name, Title: title, Description: desc, Schema: object(props, required), Annotations: arrapi.ReadOnly, Read: fn}
-}
-
-type page struct {
-	Page     int `json:"page"`
-	PageSize int `json:"page_size"`
-}
-
-func (p *page) defaults() {
-	if p.Page == 0 {
-		p.Page = 1
-	}
-	if p.PageSize == 0 {
-		p.PageSize = 20
-	}
 }
 
 // movieOut is a movie in lists.
@@ -155,14 +117,9 @@ func matches(m Movie, term string) bool {
 	return false
 }
 
-func (t *tools) movieList(ctx context.Context, a toolkit.Args) (any, error) {
-	in := struct {
-		Search string `json:"search"`
-		Limit  int    `json:"limit"`
-		Offset int    `json:"offset"`
-	}{Limit: 50}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
+func (t *tools) movieList(ctx context.Context, in movieListArgs) (any, error) {
+	if in.Limit == 0 {
+		in.Limit = 50
 	}
 	all, err := t.c.Movies(ctx)
 	if err != nil {
@@ -183,13 +140,7 @@ func (t *tools) movieList(ctx context.Context, a toolkit.Args) (any, error) {
 	return map[string]any{"library_size": len(all), "matched": len(hit), "offset": in.Offset, "returned": len(out), "movies": out}, nil
 }
 
-func (t *tools) movieLookup(ctx context.Context, a toolkit.Args) (any, error) {
-	var in struct {
-		Term string `json:"term"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) movieLookup(ctx context.Context, in lookupArgs) (any, error) {
 	ms, err := t.c.Lookup(ctx, in.Term)
 	if err != nil {
 		return nil, err
@@ -236,13 +187,7 @@ func fileOf(f *MovieFile) *fileOut {
 		Languages: arrapi.LanguageNames(f.Languages), ReleaseGroup: f.ReleaseGroup, Edition: f.Edition, DateAdded: f.DateAdded, CutoffNotMet: f.CutoffNotMet}
 }
 
-func (t *tools) movieGet(ctx context.Context, a toolkit.Args) (any, error) {
-	var in struct {
-		MovieID int `json:"movie_id"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) movieGet(ctx context.Context, in movieArgs) (any, error) {
 	m, err := t.c.Movie(ctx, in.MovieID)
 	if err != nil {
 		return nil, err
@@ -256,17 +201,10 @@ func (t *tools) movieGet(ctx context.Context, a toolkit.Args) (any, error) {
 	}, nil
 }
 
-func (t *tools) missing(ctx context.Context, a toolkit.Args) (any, error) {
-	in := struct {
-		page
-		Monitored *bool `json:"monitored"`
-	}{}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
-	in.defaults()
+func (t *tools) missing(ctx context.Context, in missingArgs) (any, error) {
+	page, size := in.Defaults()
 	monitored := in.Monitored == nil || *in.Monitored
-	p, err := t.c.Missing(ctx, in.Page, in.PageSize, monitored)
+	p, err := t.c.Missing(ctx, page, size, monitored)
 	if err != nil {
 		return nil, err
 	}
@@ -277,15 +215,7 @@ func (t *tools) missing(ctx context.Context, a toolkit.Args) (any, error) {
 	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "movies": out}, nil
 }
 
-func (t *tools) calendar(ctx context.Context, a toolkit.Args) (any, error) {
-	var in struct {
-		Start       string `json:"start"`
-		End         string `json:"end"`
-		Unmonitored bool   `json:"unmonitored"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) calendar(ctx context.Context, in calendarArgs) (any, error) {
 	now := t.now().UTC()
 	start := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	if in.Start != "" {
@@ -327,13 +257,9 @@ func (t *tools) calendar(ctx context.Context, a toolkit.Args) (any, error) {
 	return map[string]any{"start": start.Format(time.DateOnly), "end": end.Format(time.DateOnly), "count": len(out), "movies": out}, nil
 }
 
-func (t *tools) queue(ctx context.Context, a toolkit.Args) (any, error) {
-	var in page
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
-	in.defaults()
-	p, err := t.c.Queue(ctx, in.Page, in.PageSize)
+func (t *tools) queue(ctx context.Context, in arrapi.Paging) (any, error) {
+	page, size := in.Defaults()
+	p, err := t.c.Queue(ctx, page, size)
 	if err != nil {
 		return nil, err
 	}
@@ -380,16 +306,9 @@ func (t *tools) queue(ctx context.Context, a toolkit.Args) (any, error) {
 // indexer's key), guids and paths.
 var historyData = []string{"indexer", "releaseGroup", "downloadClient", "downloadClientName", "message", "reason", "size", "protocol", "customFormatScore"}
 
-func (t *tools) history(ctx context.Context, a toolkit.Args) (any, error) {
-	in := struct {
-		page
-		MovieID int `json:"movie_id"`
-	}{}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
-	in.defaults()
-	p, err := t.c.History(ctx, in.Page, in.PageSize, in.MovieID)
+func (t *tools) history(ctx context.Context, in historyArgs) (any, error) {
+	page, size := in.Defaults()
+	p, err := t.c.History(ctx, page, size, in.MovieID)
 	if err != nil {
 		return nil, err
 	}
@@ -415,7 +334,7 @@ func (t *tools) history(ctx context.Context, a toolkit.Args) (any, error) {
 	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "records": out}, nil
 }
 
-func (t *tools) health(ctx context.Context, _ toolkit.Args) (any, error) {
+func (t *tools) health(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 	hs, err := t.c.api.Health(ctx)
 	if err != nil {
 		return nil, err
@@ -431,7 +350,7 @@ func (t *tools) health(ctx context.Context, _ toolkit.Args) (any, error) {
 	return map[string]any{"ok": len(hs) == 0, "count": len(hs), "issues": hs}, nil
 }
 
-func (t *tools) diskSpace(ctx context.Context, _ toolkit.Args) (any, error) {
+func (t *tools) diskSpace(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 	ds, err := t.c.api.DiskSpace(ctx)
 	if err != nil {
 		return nil, err
@@ -493,13 +412,9 @@ func releaseOf(r Release) releaseOut {
 	}
 }
 
-func (t *tools) releaseSearch(ctx context.Context, a toolkit.Args) (any, error) {
-	in := struct {
-		MovieID int `json:"movie_id"`
-		Limit   int `json:"limit"`
-	}{Limit: 25}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
+func (t *tools) releaseSearch(ctx context.Context, in releaseSearchArgs) (any, error) {
+	if in.Limit == 0 {
+		in.Limit = 25
 	}
 	m, err := t.c.Movie(ctx, in.MovieID)
 	if err != nil {
@@ -518,6 +433,6 @@ func (t *tools) releaseSearch(ctx context.Context, a toolkit.Args) (any, error) 
 	}
 	return map[string]any{
 		"movie": compact(m), "existing_file": fileOf(m.MovieFile), "total": len(rels), "returned": len(out), "releases": out,
-		"note": "nothing was downloaded; to grab one, call radarr_release_grab with movie_id, guid and indexer_id",
+		"next": "nothing was downloaded; to grab one, call radarr_release_grab with movie_id, guid and indexer_id",
 	}, nil
 }

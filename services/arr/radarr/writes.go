@@ -3,7 +3,6 @@ package radarr
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -27,9 +26,8 @@ func (t *tools) movieSearchTool() toolkit.Tool {
 		Description: "Write: make Radarr search its indexers for exact library movies (movie_ids) and grab what its quality rules accept. " +
 			"The preview drops movies that already have a file (and says so) and lists the movies that would be searched; after the user agrees, confirm starts exactly one MoviesSearch command for exactly those ids and returns its command id (follow it with radarr_command_status). " +
 			"Changes no monitoring, runs no other command, deletes nothing. To pick one specific release use radarr_release_search and radarr_release_grab instead.",
-		Schema:      object(`"movie_ids":{"type":"array","items":{"type":"integer","minimum":1,"maximum":2147483647},"minItems":1,"maxItems":50,"uniqueItems":true,"description":"Library movie ids from radarr_movie_list or radarr_wanted_missing."}`, []string{"movie_ids"}),
 		Annotations: writeAnnotations,
-		Write:       &toolkit.Write{Preview: t.previewMovieSearch, Apply: t.applyMovieSearch},
+		Handler:     toolkit.WriteFor(t.previewMovieSearch, t.applyMovieSearch),
 	}
 }
 
@@ -49,22 +47,16 @@ type searchMovie struct {
 	Quality   string `json:"existing_quality,omitempty"`
 }
 
-func (t *tools) previewMovieSearch(ctx context.Context, a toolkit.Args) (any, error) {
-	var in struct {
-		MovieIDs []int `json:"movie_ids"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) previewMovieSearch(ctx context.Context, in movieSearchArgs) (MovieSearchPreview, error) {
 	ids, unique := arrapi.SortedUnique(in.MovieIDs)
 	if !unique {
-		return nil, toolerr.New(toolerr.InvalidArgument, "movie_ids lists an id twice")
+		return MovieSearchPreview{}, toolerr.New(toolerr.InvalidArgument, "movie_ids lists an id twice")
 	}
 	p := MovieSearchPreview{Action: "start one Radarr MoviesSearch command", Search: []searchMovie{}, Skipped: []searchMovie{}}
 	for _, id := range ids {
 		m, err := t.c.Movie(ctx, id)
 		if err != nil {
-			return nil, err
+			return MovieSearchPreview{}, err
 		}
 		sm := searchMovie{ID: m.ID, Title: m.Title, Year: m.Year, Monitored: m.Monitored}
 		if m.Downloaded() {
@@ -77,7 +69,7 @@ func (t *tools) previewMovieSearch(ctx context.Context, a toolkit.Args) (any, er
 		p.Search = append(p.Search, sm)
 	}
 	if len(p.Search) == 0 {
-		return nil, toolerr.New(toolerr.InvalidArgument,
+		return MovieSearchPreview{}, toolerr.New(toolerr.InvalidArgument,
 			"every requested movie already has a file, so there is nothing to search; to replace a file pick a release with radarr_release_search and radarr_release_grab")
 	}
 	p.Note = fmt.Sprintf("Radarr will search its indexers for %d movie(s) and grab what its quality profile accepts.", len(p.Search))
@@ -88,11 +80,7 @@ func (t *tools) previewMovieSearch(ctx context.Context, a toolkit.Args) (any, er
 	return p, nil
 }
 
-func (t *tools) applyMovieSearch(ctx context.Context, _ toolkit.Args, preview any) (any, error) {
-	p, ok := preview.(MovieSearchPreview)
-	if !ok {
-		return nil, fmt.Errorf("radarr_movie_search: unexpected preview type %T", preview)
-	}
+func (t *tools) applyMovieSearch(ctx context.Context, _ movieSearchArgs, p MovieSearchPreview) (any, error) {
 	ids := make([]int, 0, len(p.Search))
 	for _, m := range p.Search {
 		ids = append(ids, m.ID)
@@ -101,10 +89,11 @@ func (t *tools) applyMovieSearch(ctx context.Context, _ toolkit.Args, preview an
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{
-		"command_id": cmd.ID, "command": "MoviesSearch", "status": cmd.Status, "movie_ids": ids,
-		"next": "follow progress with radarr_command_status and radarr_queue",
-	}, nil
+	return struct {
+		arrapi.CommandStarted
+		MovieIDs []int `json:"movie_ids"`
+	}{arrapi.CommandStarted{CommandID: cmd.ID, Command: "MoviesSearch", Status: cmd.Status,
+		Next: "follow it with radarr_command_status and radarr_queue"}, ids}, nil
 }
 
 func (t *tools) releaseGrabTool(timeout time.Duration) toolkit.Tool {
@@ -115,14 +104,9 @@ func (t *tools) releaseGrabTool(timeout time.Duration) toolkit.Tool {
 			"The preview asks Radarr's indexers again (slow: deadline " + timeout.String() + ") and shows title, size, indexer, quality, rejections, download_allowed and the movie file that already exists. " +
 			"A release Radarr rejected or marked download_allowed=false is only grabbed when the preview was requested with force: true (a person must then approve). " +
 			"Deletes nothing: " + NoReplacePromise,
-		Schema: object(`"movie_id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Library movie id."},`+
-			`"guid":{"type":"string","minLength":1,"maxLength":2000,"description":"The release's guid exactly as radarr_release_search returned it."},`+
-			`"indexer_id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"The release's indexer_id."},`+
-			`"force":{"type":"boolean","description":"Grab even though Radarr rejected the release or does not allow its download; needs a person's approval."}`,
-			[]string{"movie_id", "guid", "indexer_id"}),
 		Annotations: writeAnnotations,
 		Timeout:     timeout,
-		Write:       &toolkit.Write{Preview: t.previewGrab, Apply: t.applyGrab},
+		Handler:     toolkit.WriteFor(t.previewGrab, t.applyGrab),
 	}
 }
 
@@ -160,28 +144,17 @@ type grabRelease struct {
 	DownloadAllowed bool       `json:"download_allowed"`
 }
 
-type grabArgs struct {
-	MovieID   int    `json:"movie_id"`
-	GUID      string `json:"guid"`
-	IndexerID int    `json:"indexer_id"`
-	Force     bool   `json:"force"`
-}
-
-func (t *tools) previewGrab(ctx context.Context, a toolkit.Args) (any, error) {
-	var in grabArgs
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, error) {
 	if strings.TrimSpace(in.GUID) != in.GUID {
-		return nil, toolerr.New(toolerr.InvalidArgument, "guid must be passed exactly as radarr_release_search returned it")
+		return GrabPreview{}, toolerr.New(toolerr.InvalidArgument, "guid must be passed exactly as radarr_release_search returned it")
 	}
 	m, err := t.c.Movie(ctx, in.MovieID)
 	if err != nil {
-		return nil, err
+		return GrabPreview{}, err
 	}
 	rels, err := t.c.Releases(ctx, in.MovieID)
 	if err != nil {
-		return nil, err
+		return GrabPreview{}, err
 	}
 	var found *Release
 	for i, r := range rels {
@@ -191,7 +164,7 @@ func (t *tools) previewGrab(ctx context.Context, a toolkit.Args) (any, error) {
 		}
 	}
 	if found == nil {
-		return nil, toolerr.New(toolerr.NotFound,
+		return GrabPreview{}, toolerr.New(toolerr.NotFound,
 			"Radarr's indexers no longer offer this release (guid %s on indexer %d) for movie %d; search again with radarr_release_search and pick a current one",
 			in.GUID, in.IndexerID, in.MovieID)
 	}
@@ -223,7 +196,7 @@ func (t *tools) previewGrab(ctx context.Context, a toolkit.Args) (any, error) {
 			why += "; Radarr does not allow its download (download_allowed=false)"
 		}
 		if !in.Force {
-			return nil, toolerr.New(toolerr.Forbidden,
+			return GrabPreview{}, toolerr.New(toolerr.Forbidden,
 				"%s. Nothing was changed. Grab it anyway only if the user explicitly wants this: request the preview again with \"force\": true (a person must then approve the ticket)", why)
 		}
 		p.Warning = why + "; grabbing anyway because force is set."
@@ -231,31 +204,13 @@ func (t *tools) previewGrab(ctx context.Context, a toolkit.Args) (any, error) {
 	return p, nil
 }
 
-func (t *tools) applyGrab(ctx context.Context, _ toolkit.Args, preview any) (any, error) {
-	p, ok := preview.(GrabPreview)
-	if !ok {
-		return nil, fmt.Errorf("radarr_release_grab: unexpected preview type %T", preview)
+func (t *tools) applyGrab(ctx context.Context, _ grabArgs, p GrabPreview) (any, error) {
+	if err := t.c.api.Grab(ctx, p.guid, p.Release.IndexerID, "radarr_release_search"); err != nil {
+		return nil, err
 	}
-	if err := t.c.api.Grab(ctx, p.guid, p.Release.IndexerID); err != nil {
-		return nil, grabError(err)
-	}
-	return map[string]any{
-		"grabbed": p.Release.Title, "movie_id": p.Movie.ID, "indexer": p.Release.Indexer,
-		"next": "follow the download with radarr_queue", "note": NoReplacePromise,
-	}, nil
-}
-
-// grabError explains Radarr's refusals of POST /release.
-func grabError(err error) error {
-	switch s := arrapi.Status(err); {
-	case s == http.StatusNotFound:
-		return toolerr.Wrap(toolerr.NotFound, err,
-			"Radarr no longer has this release in its search cache (it keeps results for a short while); nothing was downloaded — search again with radarr_release_search and preview the grab again")
-	case s == http.StatusConflict:
-		return toolerr.Wrap(toolerr.UpstreamUnavailable, err,
-			"Radarr could not grab the release: the indexer or the download client refused it (HTTP 409); nothing was downloaded — check radarr_health, or pick another release")
-	case s >= 400 && s < 500 && s != http.StatusUnauthorized && s != http.StatusForbidden && s != http.StatusTooManyRequests:
-		return toolerr.Wrap(toolerr.InvalidArgument, err, "Radarr refused the grab (HTTP %d); nothing was downloaded", s)
-	}
-	return err
+	return struct {
+		arrapi.Grabbed
+		MovieID int `json:"movie_id"`
+	}{arrapi.Grabbed{Grabbed: true, Title: p.Release.Title, Indexer: p.Release.Indexer,
+		Next: "follow the download with radarr_queue", Note: NoReplacePromise}, p.Movie.ID}, nil
 }

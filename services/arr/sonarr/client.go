@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
-	"github.com/toolgate/toolgate/internal/upstream"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
 )
 
@@ -175,13 +174,6 @@ func NewClient(api *arrapi.Client) *Client { return &Client{api: api} }
 // API returns the underlying base client (status, health, commands).
 func (c *Client) API() *arrapi.Client { return c.api }
 
-func idPath(kind string, id int) (string, error) {
-	if id < 1 {
-		return "", toolerr.New(toolerr.InvalidArgument, "%s id must be a positive integer", kind)
-	}
-	return upstream.Path(kind, strconv.Itoa(id))
-}
-
 // AllSeries calls GET /series.
 func (c *Client) AllSeries(ctx context.Context) ([]Series, error) {
 	var s []Series
@@ -192,7 +184,7 @@ func (c *Client) AllSeries(ctx context.Context) ([]Series, error) {
 // Series calls GET /series/{id}; an unknown id is toolerr.NotFound.
 func (c *Client) Series(ctx context.Context, id int) (Series, error) {
 	var s Series
-	p, err := idPath("series", id)
+	p, err := arrapi.IDPath("series", id)
 	if err != nil {
 		return s, err
 	}
@@ -219,7 +211,7 @@ func (c *Client) Episodes(ctx context.Context, seriesID int, season *int) ([]Epi
 // Episode calls GET /episode/{id}.
 func (c *Client) Episode(ctx context.Context, id int) (Episode, error) {
 	var e Episode
-	p, err := idPath("episode", id)
+	p, err := arrapi.IDPath("episode", id)
 	if err != nil {
 		return e, err
 	}
@@ -324,25 +316,6 @@ func (c *Client) Releases(ctx context.Context, rq ReleaseQuery) ([]Release, erro
 	var r []Release
 	err := c.api.GetSlow(ctx, "/release", q, &r)
 	return r, err
-}
-
-// Grab calls POST /release with exactly guid and indexerId: Sonarr takes
-// the release from its search cache and hands it to its download client.
-func (c *Client) Grab(ctx context.Context, guid string, indexerID int) error {
-	err := c.api.Grab(ctx, guid, indexerID)
-	switch s := arrapi.Status(err); {
-	case err == nil:
-		return nil
-	case s == http.StatusNotFound:
-		return toolerr.Wrap(toolerr.NotFound, err,
-			"Sonarr no longer has this release in its search cache (it keeps results about 30 minutes); nothing was grabbed — search again with sonarr_release_search and preview the grab anew")
-	case s == http.StatusConflict:
-		return toolerr.Wrap(toolerr.UpstreamUnavailable, err,
-			"Sonarr could not hand the release over: the indexer or the download client refused it (HTTP 409); nothing was grabbed — check sonarr_health and the download client, or pick another release")
-	case s >= 400 && s < 500 && s != http.StatusUnauthorized && s != http.StatusForbidden:
-		return toolerr.Wrap(toolerr.InvalidArgument, err, "Sonarr refused the grab (HTTP %d); nothing was grabbed", s)
-	}
-	return err
 }
 
 // EpisodeSearch starts one EpisodeSearch command for exactly ids.

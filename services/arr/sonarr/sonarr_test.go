@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
@@ -168,16 +169,14 @@ func TestReads(t *testing.T) {
 			}
 		}},
 	}
+	cases := make([]toolkittest.ReadCase, 0, len(tests))
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, isErr := svc.Call(t, tt.tool, tt.args, "")
-			if isErr {
-				t.Fatalf("error: %v", got)
-			}
+		cases = append(cases, toolkittest.ReadCase{Name: tt.name, Tool: tt.tool, Args: tt.args, Check: func(t *testing.T, got map[string]any) {
 			tt.check(t, got)
 			noSecrets(t, tt.tool, got)
-		})
+		}})
 	}
+	svc.RunReads(t, cases, secrets[:3]...)
 }
 
 func TestReadErrors(t *testing.T) {
@@ -206,13 +205,13 @@ func TestReadErrors(t *testing.T) {
 		{"wrong key", bad, "sonarr_health", map[string]any{}, "auth_failed", "SONARR_API_KEY_FILE"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, isErr := tt.svc.Call(t, tt.tool, tt.args, "")
-			if !isErr || errCode(got) != tt.code || !strings.Contains(errMsg(got), tt.msg) {
-				t.Fatalf("got %v", got)
-			}
-			noSecrets(t, tt.tool, got)
-		})
+		tt.svc.RunReads(t, []toolkittest.ReadCase{{Name: tt.name, Tool: tt.tool, Args: tt.args, Code: toolerr.Code(tt.code),
+			Check: func(t *testing.T, got map[string]any) {
+				if !strings.Contains(errMsg(got), tt.msg) {
+					t.Errorf("message %q does not say %q", errMsg(got), tt.msg)
+				}
+				noSecrets(t, tt.tool, got)
+			}}}, secrets[:3]...)
 	}
 }
 

@@ -2,7 +2,6 @@ package sonarr
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -23,54 +22,43 @@ func Tools(c *Client, now func() time.Time) []toolkit.Tool {
 	t := &tools{c: c, now: now}
 	search := c.api.SearchTimeout() + arrapi.SearchSlack
 	return []toolkit.Tool{
-		t.read("sonarr_series_list", "List series",
+		arrapi.Read("sonarr_series_list", "List series",
 			"List the series in Sonarr with id, year, status and episode counts (have/total). Use query to filter by title; use the id with the other sonarr_ tools. One request to Sonarr.",
-			`{"type":"object","properties":{"query":{"type":"string","maxLength":200,"description":"Case-insensitive part of the title."},"limit":{"type":"integer","minimum":1,"maximum":500,"description":"Most series to return (default 50)."}},"additionalProperties":false}`,
 			t.seriesList),
-		t.read("sonarr_series_get", "Get one series",
+		arrapi.Read("sonarr_series_get", "Get one series",
 			"Show one Sonarr series with per-season statistics: episodes with files, aired episodes, total episodes, size on disk, monitored flags, next airing.",
-			`{"type":"object","properties":{"series_id":{"type":"integer","minimum":1,"description":"Series id from sonarr_series_list."}},"required":["series_id"],"additionalProperties":false}`,
 			t.seriesGet),
-		t.read("sonarr_episodes", "List episodes",
+		arrapi.Read("sonarr_episodes", "List episodes",
 			"List the episodes of a series, or of one season, with episode id, number, title, air date, hasFile and monitored. Use it before sonarr_episode_search or sonarr_release_search.",
-			`{"type":"object","properties":{"series_id":{"type":"integer","minimum":1},"season":{"type":"integer","minimum":0,"maximum":1000,"description":"Season number (0 = specials); omit for all seasons."}},"required":["series_id"],"additionalProperties":false}`,
 			t.episodes),
-		t.read("sonarr_wanted_missing", "Missing episodes",
+		arrapi.Read("sonarr_wanted_missing", "Missing episodes",
 			"List monitored episodes that have aired but have no file, newest first, paged; totalRecords is the full count.",
-			pageSchema(""),
 			t.missing),
-		t.read("sonarr_calendar", "Upcoming episodes",
+		arrapi.Read("sonarr_calendar", "Upcoming episodes",
 			"List episodes airing between start and end (dates YYYY-MM-DD, default today and 7 days later, at most 62 days apart), with series title and hasFile.",
-			`{"type":"object","properties":{"start":{"type":"string","format":"date","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},"end":{"type":"string","format":"date","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},"include_unmonitored":{"type":"boolean","description":"Also list unmonitored episodes (default false)."}},"additionalProperties":false}`,
 			t.calendar),
-		t.read("sonarr_queue", "Download queue",
+		arrapi.Read("sonarr_queue", "Download queue",
 			"Show Sonarr's download queue, paged: title, episode, status, progress, time left, and the status and error messages that explain stuck or failed imports.",
-			pageSchema(""),
 			t.queue),
-		t.read("sonarr_history", "History",
+		arrapi.Read("sonarr_history", "History",
 			"Show Sonarr's history newest first, paged: grabs, imports, failures, deletions. Narrow with series_id, episode_id or event_type.",
-			pageSchema(`"series_id":{"type":"integer","minimum":1},"episode_id":{"type":"integer","minimum":1},"event_type":{"type":"string","enum":["grabbed","seriesFolderImported","downloadFolderImported","downloadFailed","episodeFileDeleted","episodeFileRenamed","downloadIgnored"]},`),
 			t.history),
-		t.read("sonarr_health", "Health",
+		arrapi.Read("sonarr_health", "Health",
 			"Show Sonarr's version and its health checks (indexers, download clients, root folders, updates) with their messages.",
-			`{"type":"object","additionalProperties":false}`,
 			t.health),
-		t.read("sonarr_disk_space", "Disk space",
+		arrapi.Read("sonarr_disk_space", "Disk space",
 			"Show free and total space of the disks Sonarr sees.",
-			`{"type":"object","additionalProperties":false}`,
 			t.diskSpace),
-		t.read("sonarr_command_status", "Command status",
+		arrapi.Read("sonarr_command_status", "Command status",
 			"Show the state of a Sonarr command (queued, started, completed, failed), e.g. the episode search sonarr_episode_search started.",
-			`{"type":"object","properties":{"command_id":{"type":"integer","minimum":1}},"required":["command_id"],"additionalProperties":false}`,
 			arrapi.CommandStatus(c.api)),
 		{
 			Name:        "sonarr_release_search",
 			Title:       "Search releases",
 			Description: fmt.Sprintf("Interactive search: Sonarr asks all its indexers now for releases of one season (series_id + season) or one episode (episode_id) and returns each with guid, indexer_id, size, quality, approved, rejections and downloadAllowed. Slow and loads the indexers: up to %d s; do not repeat it needlessly. Pass guid and indexer_id to sonarr_release_grab.", int(c.api.SearchTimeout().Seconds())),
-			Schema:      json.RawMessage(`{"type":"object","properties":{"series_id":{"type":"integer","minimum":1},"season":{"type":"integer","minimum":0,"maximum":1000},"episode_id":{"type":"integer","minimum":1,"description":"Search one episode instead of a season."},"limit":{"type":"integer","minimum":1,"maximum":100,"description":"Most releases to return, Sonarr's preferred first (default 25)."}},"additionalProperties":false}`),
 			Annotations: toolkit.Annotations{ReadOnly: true, OpenWorld: true},
 			Timeout:     search,
-			Read:        t.releaseSearch,
+			Handler:     toolkit.ReadFor(t.releaseSearch),
 		},
 		t.episodeSearchTool(),
 		t.grabTool(search + c.api.Timeout()),
@@ -80,34 +68,6 @@ func Tools(c *Client, now func() time.Time) []toolkit.Tool {
 type tools struct {
 	c   *Client
 	now func() time.Time
-}
-
-func (t *tools) read(name, title, desc, schema string, fn toolkit.ReadFunc) toolkit.Tool {
-	return toolkit.Tool{
-		Name: name, Title: title, Description: desc, Schema: json.RawMessage(schema),
-		Annotations: arrapi.ReadOnly, Read: fn,
-	}
-}
-
-func pageSchema(extra string) string {
-	return `{"type":"object","properties":{` + extra +
-		`"page":{"type":"integer","minimum":1,"description":"Page number (default 1)."},"page_size":{"type":"integer","minimum":1,"maximum":100,"description":"Items per page (default 20)."}},"additionalProperties":false}`
-}
-
-type pageArgs struct {
-	Page     int `json:"page"`
-	PageSize int `json:"page_size"`
-}
-
-func (p pageArgs) norm() (int, int) {
-	page, size := p.Page, p.PageSize
-	if page < 1 {
-		page = 1
-	}
-	if size < 1 {
-		size = 20
-	}
-	return page, min(size, 100)
 }
 
 // EpisodeCode formats season and episode as S01E02.
@@ -138,14 +98,7 @@ func summary(s Series) seriesSummary {
 
 func gb(b int64) float64 { return float64(b/10_000_000) / 100 }
 
-func (t *tools) seriesList(ctx context.Context, a toolkit.Args) (any, error) {
-	var in struct {
-		Query string `json:"query"`
-		Limit int    `json:"limit"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) seriesList(ctx context.Context, in seriesListArgs) (any, error) {
 	if in.Limit < 1 {
 		in.Limit = 50
 	}
@@ -172,13 +125,7 @@ func (t *tools) seriesList(ctx context.Context, a toolkit.Args) (any, error) {
 	return map[string]any{"total": len(all), "matched": matched, "series": out, "episodes_note": "episodes = with file / aired and monitored"}, nil
 }
 
-func (t *tools) seriesGet(ctx context.Context, a toolkit.Args) (any, error) {
-	var in struct {
-		SeriesID int `json:"series_id"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) seriesGet(ctx context.Context, in seriesArgs) (any, error) {
 	s, err := t.c.Series(ctx, in.SeriesID)
 	if err != nil {
 		return nil, err
@@ -228,14 +175,7 @@ func episodeView(e Episode, withSeries bool) episodeOut {
 	return o
 }
 
-func (t *tools) episodes(ctx context.Context, a toolkit.Args) (any, error) {
-	var in struct {
-		SeriesID int  `json:"series_id"`
-		Season   *int `json:"season"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) episodes(ctx context.Context, in episodesArgs) (any, error) {
 	// The series lookup turns an unknown id into a clear not_found;
 	// /episode answers an empty list for it.
 	s, err := t.c.Series(ctx, in.SeriesID)
@@ -270,12 +210,8 @@ func (t *tools) episodes(ctx context.Context, a toolkit.Args) (any, error) {
 	return res, nil
 }
 
-func (t *tools) missing(ctx context.Context, a toolkit.Args) (any, error) {
-	var in pageArgs
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
-	page, size := in.norm()
+func (t *tools) missing(ctx context.Context, in arrapi.Paging) (any, error) {
+	page, size := in.Defaults()
 	p, err := t.c.Missing(ctx, page, size)
 	if err != nil {
 		return nil, err
@@ -298,15 +234,7 @@ func parseDay(s string, def time.Time) (time.Time, error) {
 	return d, nil
 }
 
-func (t *tools) calendar(ctx context.Context, a toolkit.Args) (any, error) {
-	var in struct {
-		Start       string `json:"start"`
-		End         string `json:"end"`
-		Unmonitored bool   `json:"include_unmonitored"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) calendar(ctx context.Context, in calendarArgs) (any, error) {
 	today := t.now().UTC().Truncate(24 * time.Hour)
 	start, err := parseDay(in.Start, today)
 	if err != nil {
@@ -338,12 +266,8 @@ func (t *tools) calendar(ctx context.Context, a toolkit.Args) (any, error) {
 	return map[string]any{"start": start.Format(time.DateOnly), "end": end.Format(time.DateOnly), "count": len(out), "episodes": out}, nil
 }
 
-func (t *tools) queue(ctx context.Context, a toolkit.Args) (any, error) {
-	var in pageArgs
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
-	page, size := in.norm()
+func (t *tools) queue(ctx context.Context, in arrapi.Paging) (any, error) {
+	page, size := in.Defaults()
 	p, err := t.c.Queue(ctx, page, size)
 	if err != nil {
 		return nil, err
@@ -398,16 +322,7 @@ var historyEvents = map[string]int{
 // the rest (download URLs, paths, ids of other systems) is left out.
 var historyData = []string{"indexer", "releaseGroup", "downloadClient", "downloadClientName", "reason", "message", "size", "protocol"}
 
-func (t *tools) history(ctx context.Context, a toolkit.Args) (any, error) {
-	var in struct {
-		pageArgs
-		SeriesID  int    `json:"series_id"`
-		EpisodeID int    `json:"episode_id"`
-		EventType string `json:"event_type"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) history(ctx context.Context, in historyArgs) (any, error) {
 	ev := 0
 	if in.EventType != "" {
 		n, ok := historyEvents[in.EventType]
@@ -416,7 +331,7 @@ func (t *tools) history(ctx context.Context, a toolkit.Args) (any, error) {
 		}
 		ev = n
 	}
-	page, size := in.norm()
+	page, size := in.Defaults()
 	p, err := t.c.History(ctx, HistoryQuery{Page: page, PageSize: size, SeriesID: in.SeriesID, EpisodeID: in.EpisodeID, EventType: ev})
 	if err != nil {
 		return nil, err
@@ -447,7 +362,7 @@ func (t *tools) history(ctx context.Context, a toolkit.Args) (any, error) {
 	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "records": out}, nil
 }
 
-func (t *tools) health(ctx context.Context, _ toolkit.Args) (any, error) {
+func (t *tools) health(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 	st, err := t.c.api.SystemStatus(ctx)
 	if err != nil {
 		return nil, err
@@ -462,7 +377,7 @@ func (t *tools) health(ctx context.Context, _ toolkit.Args) (any, error) {
 	return map[string]any{"app": st.AppName, "version": st.Version, "branch": st.Branch, "start_time": st.StartTime, "checks": h, "ok": len(h) == 0}, nil
 }
 
-func (t *tools) diskSpace(ctx context.Context, _ toolkit.Args) (any, error) {
+func (t *tools) diskSpace(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 	d, err := t.c.api.DiskSpace(ctx)
 	if err != nil {
 		return nil, err
@@ -541,18 +456,7 @@ func releaseView(r Release, volatile bool) releaseOut {
 	return o
 }
 
-type releaseArgs struct {
-	SeriesID  int  `json:"series_id"`
-	Season    *int `json:"season"`
-	EpisodeID int  `json:"episode_id"`
-	Limit     int  `json:"limit"`
-}
-
-func (t *tools) releaseSearch(ctx context.Context, a toolkit.Args) (any, error) {
-	var in releaseArgs
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) releaseSearch(ctx context.Context, in releaseArgs) (any, error) {
 	q := ReleaseQuery{}
 	switch {
 	case in.EpisodeID > 0 && (in.SeriesID > 0 || in.Season != nil):
@@ -590,6 +494,6 @@ func (t *tools) releaseSearch(ctx context.Context, a toolkit.Args) (any, error) 
 	}
 	return map[string]any{
 		"total": len(rels), "approved": approved, "returned": len(out), "releases": out,
-		"note": "To download one, call sonarr_release_grab with series_id, season, guid and indexer_id. A rejected release or download_allowed=false needs force: true and a person's approval.",
+		"next": "To download one, call sonarr_release_grab with series_id, season, guid and indexer_id. A rejected release or download_allowed=false needs force: true and a person's approval.",
 	}, nil
 }

@@ -2,7 +2,6 @@ package sonarr
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -25,9 +24,8 @@ func (t *tools) episodeSearchTool() toolkit.Tool {
 		Description: "Write: make Sonarr search its indexers for exact episodes of one season (series_id, season, episode numbers) and grab what its rules accept. " +
 			"The preview drops episodes that already have a file and lists the episodes that would be searched; after the user agrees, confirm starts exactly one EpisodeSearch command and returns its id (follow it with sonarr_command_status). " +
 			"Changes no monitoring, runs no other command. To pick one specific release use sonarr_release_search and sonarr_release_grab instead.",
-		Schema:      json.RawMessage(`{"type":"object","properties":{"series_id":{"type":"integer","minimum":1},"season":{"type":"integer","minimum":0,"maximum":1000},"episodes":{"type":"array","items":{"type":"integer","minimum":0,"maximum":100000},"minItems":1,"maxItems":100,"uniqueItems":true,"description":"Episode numbers within the season."}},"required":["series_id","season","episodes"],"additionalProperties":false}`),
 		Annotations: toolkit.Annotations{OpenWorld: true},
-		Write:       &toolkit.Write{Preview: t.previewEpisodeSearch, Apply: t.applyEpisodeSearch},
+		Handler:     toolkit.WriteFor(t.previewEpisodeSearch, t.applyEpisodeSearch),
 	}
 }
 
@@ -42,27 +40,19 @@ type EpisodeSearchPreview struct {
 	Note     string       `json:"note"`
 }
 
-func (t *tools) previewEpisodeSearch(ctx context.Context, a toolkit.Args) (any, error) {
-	var in struct {
-		SeriesID int   `json:"series_id"`
-		Season   int   `json:"season"`
-		Episodes []int `json:"episodes"`
-	}
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) previewEpisodeSearch(ctx context.Context, in episodeSearchArgs) (EpisodeSearchPreview, error) {
 	want, unique := arrapi.SortedUnique(in.Episodes)
 	if !unique {
-		return nil, toolerr.New(toolerr.InvalidArgument, "episodes lists a number twice")
+		return EpisodeSearchPreview{}, toolerr.New(toolerr.InvalidArgument, "episodes lists a number twice")
 	}
 	s, err := t.c.Series(ctx, in.SeriesID)
 	if err != nil {
-		return nil, err
+		return EpisodeSearchPreview{}, err
 	}
 	season := in.Season
 	eps, err := t.c.Episodes(ctx, in.SeriesID, &season)
 	if err != nil {
-		return nil, err
+		return EpisodeSearchPreview{}, err
 	}
 	byNum := map[int]Episode{}
 	for _, e := range eps {
@@ -85,10 +75,10 @@ func (t *tools) previewEpisodeSearch(ctx context.Context, a toolkit.Args) (any, 
 		}
 	}
 	if len(unknown) > 0 {
-		return nil, toolerr.New(toolerr.InvalidArgument, "%s season %d has no episode %s; list them with sonarr_episodes", s.Title, in.Season, strings.Join(unknown, ", "))
+		return EpisodeSearchPreview{}, toolerr.New(toolerr.InvalidArgument, "%s season %d has no episode %s; list them with sonarr_episodes", s.Title, in.Season, strings.Join(unknown, ", "))
 	}
 	if len(p.Search) == 0 {
-		return nil, toolerr.New(toolerr.InvalidArgument, "every requested episode of %s season %d already has a file; nothing to search (to replace a file, pick a release with sonarr_release_search)", s.Title, in.Season)
+		return EpisodeSearchPreview{}, toolerr.New(toolerr.InvalidArgument, "every requested episode of %s season %d already has a file; nothing to search (to replace a file, pick a release with sonarr_release_search)", s.Title, in.Season)
 	}
 	p.Note = fmt.Sprintf("Sonarr will search its indexers for these %d episode(s) and grab what its quality rules accept. ", len(p.Search))
 	if len(p.Skipped) > 0 {
@@ -98,11 +88,7 @@ func (t *tools) previewEpisodeSearch(ctx context.Context, a toolkit.Args) (any, 
 	return p, nil
 }
 
-func (t *tools) applyEpisodeSearch(ctx context.Context, _ toolkit.Args, preview any) (any, error) {
-	p, ok := preview.(EpisodeSearchPreview)
-	if !ok || len(p.Search) == 0 {
-		return nil, toolerr.New(toolerr.Internal, "episode search preview is missing")
-	}
+func (t *tools) applyEpisodeSearch(ctx context.Context, _ episodeSearchArgs, p EpisodeSearchPreview) (any, error) {
 	ids := make([]int, 0, len(p.Search))
 	for _, e := range p.Search {
 		ids = append(ids, e.ID)
@@ -111,10 +97,11 @@ func (t *tools) applyEpisodeSearch(ctx context.Context, _ toolkit.Args, preview 
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{
-		"command_id": cmd.ID, "command_status": cmd.Status, "episode_ids": ids,
-		"note": "Sonarr queued the search; follow it with sonarr_command_status and sonarr_queue.",
-	}, nil
+	return struct {
+		arrapi.CommandStarted
+		EpisodeIDs []int `json:"episode_ids"`
+	}{arrapi.CommandStarted{CommandID: cmd.ID, Command: "EpisodeSearch", Status: cmd.Status,
+		Next: "follow it with sonarr_command_status and sonarr_queue"}, ids}, nil
 }
 
 func (t *tools) grabTool(timeout time.Duration) toolkit.Tool {
@@ -124,10 +111,9 @@ func (t *tools) grabTool(timeout time.Duration) toolkit.Tool {
 		Description: "Write: hand exactly one release from sonarr_release_search (series_id, season, guid, indexer_id) to Sonarr's download client. " +
 			"The preview searches the indexers again (slow, like sonarr_release_search) and shows title, size, indexer, quality, rejections, download_allowed and the episode files that already exist; after the user agrees, confirm grabs it. " +
 			"A release Sonarr rejected or marked download_allowed=false needs force: true already in the preview, and a person must approve it. Deletes nothing; replacement of existing files is up to Sonarr's quality rules.",
-		Schema:      json.RawMessage(`{"type":"object","properties":{"series_id":{"type":"integer","minimum":1},"season":{"type":"integer","minimum":0,"maximum":1000},"episode_id":{"type":"integer","minimum":1,"description":"Only if the release came from an episode search (episode_id)."},"guid":{"type":"string","minLength":1,"maxLength":2000,"description":"The release's guid exactly as sonarr_release_search returned it."},"indexer_id":{"type":"integer","minimum":1},"force":{"type":"boolean","description":"Grab although Sonarr rejected the release; needs a person's approval."}},"required":["series_id","season","guid","indexer_id"],"additionalProperties":false}`),
 		Annotations: toolkit.Annotations{OpenWorld: true},
 		Timeout:     timeout,
-		Write:       &toolkit.Write{Preview: t.previewGrab, Apply: t.applyGrab},
+		Handler:     toolkit.WriteFor(t.previewGrab, t.applyGrab),
 	}
 }
 
@@ -157,49 +143,36 @@ type existingFile struct {
 	ReleaseGroup string  `json:"release_group,omitempty"`
 }
 
-type grabArgs struct {
-	SeriesID  int    `json:"series_id"`
-	Season    int    `json:"season"`
-	EpisodeID int    `json:"episode_id"`
-	GUID      string `json:"guid"`
-	IndexerID int    `json:"indexer_id"`
-	Force     bool   `json:"force"`
-}
-
-func (t *tools) previewGrab(ctx context.Context, a toolkit.Args) (any, error) {
-	var in grabArgs
-	if err := a.Decode(&in); err != nil {
-		return nil, err
-	}
+func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, error) {
 	if err := upstream.HeaderValue(in.GUID); err != nil {
-		return nil, toolerr.New(toolerr.InvalidArgument, "guid must not contain control characters")
+		return GrabPreview{}, toolerr.New(toolerr.InvalidArgument, "guid must not contain control characters")
 	}
 	s, err := t.c.Series(ctx, in.SeriesID)
 	if err != nil {
-		return nil, err
+		return GrabPreview{}, err
 	}
 	season := in.Season
 	eps, err := t.c.Episodes(ctx, in.SeriesID, &season)
 	if err != nil {
-		return nil, err
+		return GrabPreview{}, err
 	}
 	q := ReleaseQuery{SeriesID: in.SeriesID, Season: &season}
 	by := fmt.Sprintf("season %d", in.Season)
 	if in.EpisodeID > 0 {
 		i := slices.IndexFunc(eps, func(e Episode) bool { return e.ID == in.EpisodeID })
 		if i < 0 {
-			return nil, toolerr.New(toolerr.InvalidArgument, "episode %d is not in %s season %d", in.EpisodeID, s.Title, in.Season)
+			return GrabPreview{}, toolerr.New(toolerr.InvalidArgument, "episode %d is not in %s season %d", in.EpisodeID, s.Title, in.Season)
 		}
 		q = ReleaseQuery{EpisodeID: in.EpisodeID}
 		by = "episode " + EpisodeCode(in.Season, eps[i].EpisodeNumber)
 	}
 	rels, err := t.c.Releases(ctx, q)
 	if err != nil {
-		return nil, err
+		return GrabPreview{}, err
 	}
 	i := slices.IndexFunc(rels, func(r Release) bool { return r.IndexerID == in.IndexerID && arrapi.MatchGUID(in.GUID, r.GUID) })
 	if i < 0 {
-		return nil, toolerr.New(toolerr.NotFound,
+		return GrabPreview{}, toolerr.New(toolerr.NotFound,
 			"a fresh search of %s %s does not offer this release (guid and indexer_id) any more; nothing was grabbed — search again with sonarr_release_search and pick a current result", s.Title, by)
 	}
 	r := rels[i]
@@ -216,12 +189,12 @@ func (t *tools) previewGrab(ctx context.Context, a toolkit.Args) (any, error) {
 		if !r.DownloadAllowed {
 			why += " and reports download_allowed=false"
 		}
-		return nil, toolerr.New(toolerr.Forbidden,
+		return GrabPreview{}, toolerr.New(toolerr.Forbidden,
 			"%s; nothing was grabbed. Grabbing it anyway needs force: true in a new preview, and a person must approve that ticket", why)
 	}
 	files, err := t.c.EpisodeFiles(ctx, in.SeriesID)
 	if err != nil {
-		return nil, err
+		return GrabPreview{}, err
 	}
 	p.ExistingFiles = existing(r, in.Season, eps, files)
 	p.Note = noReplacePromise
@@ -273,16 +246,13 @@ func existing(r Release, season int, eps []Episode, files []EpisodeFile) []exist
 	return out
 }
 
-func (t *tools) applyGrab(ctx context.Context, _ toolkit.Args, preview any) (any, error) {
-	p, ok := preview.(GrabPreview)
-	if !ok || p.guid == "" {
-		return nil, toolerr.New(toolerr.Internal, "grab preview is missing")
-	}
-	if err := t.c.Grab(ctx, p.guid, p.Release.IndexerID); err != nil {
+func (t *tools) applyGrab(ctx context.Context, _ grabArgs, p GrabPreview) (any, error) {
+	if err := t.c.api.Grab(ctx, p.guid, p.Release.IndexerID, "sonarr_release_search"); err != nil {
 		return nil, err
 	}
-	return map[string]any{
-		"grabbed": true, "title": p.Release.Title, "indexer": p.Release.Indexer,
-		"note": "Sonarr handed the release to its download client; follow it with sonarr_queue. " + noReplacePromise,
-	}, nil
+	return struct {
+		arrapi.Grabbed
+		SeriesID int `json:"series_id"`
+	}{arrapi.Grabbed{Grabbed: true, Title: p.Release.Title, Indexer: p.Release.Indexer,
+		Next: "follow the download with sonarr_queue", Note: noReplacePromise}, p.SeriesID}, nil
 }
