@@ -31,7 +31,7 @@ build=true
 profiles=()
 env_file=$root/.env
 # Services whose profile turns on when secrets/<name>.env exists.
-known_services=(arr frigate ersatztv homeassistant)
+known_services=(arr frigate ersatztv homeassistant unraid)
 compose_version=v2.40.3
 
 usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -164,8 +164,8 @@ done < <(find secrets.example -type f -print0)
 
 run mkdir -p "$secrets_dir/demo"
 for name in gateway/admin_token gateway/approval_key gateway/user_jwt_secret gateway/policy_token gateway/service_token_web gateway/service_token_arr \
-	gateway/service_token_frigate gateway/service_token_ersatztv gateway/service_token_homeassistant gateway/service_token_demo \
-	demo/api_key demo/frigate_password demo/ha_token; do
+	gateway/service_token_frigate gateway/service_token_ersatztv gateway/service_token_homeassistant gateway/service_token_unraid gateway/service_token_demo \
+	demo/api_key demo/frigate_password demo/ha_token demo/unraid_api_key; do
 	f=$secrets_dir/$name
 	if [ ! -s "$f" ]; then
 		new_file "$f"
@@ -288,7 +288,7 @@ say "  all services:  http://gateway:8080/mcp"
 endpoints=(web)
 for p in "${profiles[@]}"; do
 	case $p in
-	demo) endpoints+=(arr frigate ersatztv homeassistant demo) ;;
+	demo) endpoints+=(arr frigate ersatztv homeassistant unraid demo) ;;
 	*) endpoints+=("$p") ;;
 	esac
 done

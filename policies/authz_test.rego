@@ -422,3 +422,33 @@ test_unmatched_input_is_denied if {
 	authz.decision == deny("no policy rule matched") with input as base
 		with authz.permitted as false
 }
+
+# --- unraid (issue 13) --------------------------------------------------------
+
+# The nas group reads Unraid and the SSH diagnostics, and nothing else.
+test_nas_group_reads_unraid_only if {
+	authz.decision == allow("read allowed") with input as with_patch({"client": {"groups": ["nas"]}, "service": "unraid", "tool": "unraid_array_status"})
+	authz.decision == allow("read allowed") with input as with_patch({"client": {"groups": ["nas"]}, "service": "unraid-ssh", "tool": "unraidssh_df"})
+	authz.decision.decision == "deny" with input as with_patch({"client": {"groups": ["nas"]}, "service": "arr", "tool": "sonarr_series_list"})
+}
+
+# A parity check (start, pause, resume, cancel) always needs a person.
+test_unraid_parity_check_needs_a_person if {
+	inp := write_call("unraid_parity_check", {"service": "unraid", "client": {"groups": ["nas"]}})
+	authz.decision == confirm("human", `tool "unraid_parity_check" needs human approval`) with input as inp
+}
+
+# Starting or stopping a container or a VM is confirmed by the user's own
+# consent; archiving a notification as well.
+test_unraid_container_and_vm_actions_are_confirmed if {
+	every tool in ["unraid_container_control", "unraid_vm_control", "unraid_notification_archive"] {
+		inp := write_call(tool, {"service": "unraid", "client": {"groups": ["nas"]}})
+		authz.decision.decision == "confirm" with input as inp
+		authz.decision.approval == "model" with input as inp
+	}
+}
+
+# Reading parity history is not behind a person.
+test_unraid_parity_history_is_a_read if {
+	authz.decision == allow("read allowed") with input as with_patch({"client": {"groups": ["nas"]}, "service": "unraid", "tool": "unraid_parity_history"})
+}

@@ -1,11 +1,11 @@
 // Command fakes serves the fake upstream applications of the demo profile
-// — Sonarr, Radarr, Prowlarr, Frigate, ErsatzTV (/api/v1) and SearXNG with
+// — Sonarr, Radarr, Prowlarr, Frigate, Unraid, ErsatzTV (/api/v1) and SearXNG with
 // fixture pages — so a
 // newcomer can try every service with no home-lab application. Each fake
 // answers with the shapes and status codes of the real application's API
 // and checks credentials as it does. Demo only: never part of a real stack.
 //
-// Settings: FAKES_API_KEY_FILE (the *arr API key, also ErsatzTV's machine
+// Settings: FAKES_UNRAID_API_KEY_FILE (the demo Unraid's API key), FAKES_API_KEY_FILE (the *arr API key, also ErsatzTV's machine
 // key), FAKES_FRIGATE_PASSWORD_FILE (the password of Frigate's demo viewer
 // account), FAKES_HA_TOKEN_FILE (Home Assistant's long-lived access token)
 // and FAKES_HA_CONFIG_DIR (the fake Home Assistant's configuration
@@ -33,6 +33,7 @@ import (
 	"github.com/toolgate/toolgate/services/ersatztv/fakeersatztv"
 	"github.com/toolgate/toolgate/services/frigate/fakefrigate"
 	"github.com/toolgate/toolgate/services/homeassistant/fakehass"
+	"github.com/toolgate/toolgate/services/unraid/fakeunraid"
 	"github.com/toolgate/toolgate/services/web/fakesearx"
 )
 
@@ -42,9 +43,12 @@ const (
 	// ersatztvPort is ErsatzTV's UI port (ETV_UI_PORT).
 	ersatztvPort = 8409
 	searxngPort  = 8080
+	// unraidPort stands for Unraid\'s web port 80, which a container
+	// without capabilities may not bind everywhere.
+	unraidPort = 8880
 )
 
-var ports = []int{fakesonarr.Port, fakeradarr.Port, fakeprowlarr.Port, frigatePort, ersatztvPort, searxngPort, fakehass.Port}
+var ports = []int{fakesonarr.Port, fakeradarr.Port, fakeprowlarr.Port, frigatePort, ersatztvPort, searxngPort, fakehass.Port, unraidPort}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
@@ -61,6 +65,7 @@ func run(log *slog.Logger) error {
 	l := config.FromEnv()
 	key := string(l.Secret("FAKES_API_KEY"))
 	password := string(l.Secret("FAKES_FRIGATE_PASSWORD"))
+	unraidKey := string(l.Secret("FAKES_UNRAID_API_KEY"))
 	ha := homeAssistant{token: string(l.Secret("FAKES_HA_TOKEN")), configDir: l.String("FAKES_HA_CONFIG_DIR", "")}
 	if err := l.Err(); err != nil {
 		return err
@@ -70,7 +75,7 @@ func run(log *slog.Logger) error {
 			return fmt.Errorf("FAKES_HA_CONFIG_DIR: %w", err)
 		}
 	}
-	handlers := fakes(key, password, ha)
+	handlers := fakes(key, password, ha, unraidKey)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	errs := make(chan error, len(handlers))
@@ -102,10 +107,11 @@ func run(log *slog.Logger) error {
 // directory.
 type homeAssistant struct{ token, configDir string }
 
-// fakes returns each fake upstream by its port: the *arr fakes accept key,
+// fakes returns each fake upstream by its port (Unraid takes unraidKey as an
+// ADMIN key: the demo turns its actions on): the *arr fakes accept key,
 // Frigate's demo viewer logs in with password, Home Assistant takes ha's
 // token.
-func fakes(key, password string, ha homeAssistant) map[int]http.Handler {
+func fakes(key, password string, ha homeAssistant, unraidKey string) map[int]http.Handler {
 	frigate := fakefrigate.New(fakefrigate.Options{
 		Users:          map[string]string{fakefrigate.DemoUser: password},
 		Cameras:        fakefrigate.DemoCameras(),
@@ -119,6 +125,7 @@ func fakes(key, password string, ha homeAssistant) map[int]http.Handler {
 		frigatePort:       frigate.Handler(),
 		ersatztvPort:      fakeersatztv.NewV1(fakeersatztv.NewDemoStore(time.Now()), key),
 		searxngPort:       fakesearx.NewDemo(),
+		unraidPort:        fakeunraid.New(fakeunraid.Options{AdminKey: unraidKey}, fakeunraid.DemoState(time.Now())).Handler(),
 		fakehass.Port:     fakehass.New(fakehass.DemoHome(fakehass.Options{Token: ha.token, ConfigDir: ha.configDir})).Handler(),
 	}
 }

@@ -12,7 +12,7 @@ import (
 // refuses others as the real application does.
 func TestFakesUseTheGivenCredentials(t *testing.T) {
 	const key, password = "demo-key-0123456789abcdef", "demo-password-xyz"
-	h := fakes(key, password, homeAssistant{token: "demo-ha-token-0123456789"})
+	h := fakes(key, password, homeAssistant{token: "demo-ha-token-0123456789"}, "demo-unraid-key-0123456789")
 	if len(h) != len(ports) {
 		t.Fatalf("%d fakes for %d ports", len(h), len(ports))
 	}
@@ -47,5 +47,24 @@ func TestFakesUseTheGivenCredentials(t *testing.T) {
 				t.Fatalf("HTTP %d, want %d: %.200s", rec.Code, tc.want, rec.Body.String())
 			}
 		})
+	}
+}
+
+// The fake Unraid answers the given key and refuses a request without one
+// as Unraid does (HTTP 200, UNAUTHENTICATED).
+func TestUnraidFakeTakesTheKey(t *testing.T) {
+	const unraidKey = "demo-unraid-key-0123456789"
+	h := fakes("k", "p", homeAssistant{token: "t"}, unraidKey)[unraidPort]
+	for _, tc := range []struct{ key, want string }{{unraidKey, `"state":"SHUTOFF"`}, {"", `"UNAUTHENTICATED"`}} {
+		req := httptest.NewRequestWithContext(t.Context(), "POST", "/graphql", strings.NewReader(`{"query":"query Q { vms { domains { id state } } }"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if tc.key != "" {
+			req.Header.Set("X-Api-Key", tc.key)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), tc.want) {
+			t.Errorf("key %q: HTTP %d %.300s, want %s", tc.key, rec.Code, rec.Body.String(), tc.want)
+		}
 	}
 }

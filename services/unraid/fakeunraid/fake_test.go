@@ -1,0 +1,176 @@
+package fakeunraid
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/services/unraid/apischema"
+	"github.com/toolgate/toolgate/services/unraid/unraidapi"
+)
+
+const viewer, admin = "viewer-key-0123456789abcdef", "admin-key-0123456789abcdef"
+
+// varsFor are realistic variables for each document that takes some.
+var varsFor = map[string]map[string]any{
+	"ContainerLogs":        {"id": pid("1f0e5d2c9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d"), "tail": 5},
+	"Notifications":        {"filter": map[string]any{"type": "UNREAD", "offset": 0, "limit": 10}},
+	"LogFile":              {"path": "/var/log/syslog", "lines": 20},
+	"ContainerStart":       {"id": pid("5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e")},
+	"ContainerStop":        {"id": pid("2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b")},
+	"ContainerRestart":     {"id": pid("3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c")},
+	"VMStart":              {"id": pid("8d2f7c1e-3b4a-4c5d-9e6f-0a1b2c3d4e5f")},
+	"VMStop":               {"id": pid("6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d")},
+	"ParityStart":          {"correct": false},
+	"ArchiveNotifications": {"ids": []any{pid("1733206800-docker-update")}},
+}
+
+func post(t *testing.T, h http.Handler, key string, doc unraidapi.Document, vars map[string]any) (int, map[string]any) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": doc.Text, "operationName": doc.Name, "variables": vars})
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("x-api-key", key)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	dec := json.NewDecoder(rec.Body)
+	dec.UseNumber()
+	var out map[string]any
+	if err := dec.Decode(&out); err != nil {
+		t.Fatalf("%s: answer is not JSON: %v", doc.Name, err)
+	}
+	return rec.Code, out
+}
+
+// Every document the service sends gets an answer whose shape is exactly
+// what the schema says for that selection: the fake cannot drift from the
+// real API without this test failing.
+func TestAnswersMatchTheSchema(t *testing.T) {
+	fake := New(Options{ViewerKey: viewer, AdminKey: admin}, DemoState(time.Unix(1_765_000_000, 0)))
+	h := fake.Handler()
+	for _, doc := range unraidapi.Documents() {
+		t.Run(doc.Name, func(t *testing.T) {
+			vars := varsFor[doc.Name]
+			if vars == nil {
+				vars = map[string]any{}
+			}
+			key := viewer
+			if doc.Mutation {
+				key = admin
+			}
+			status, out := post(t, h, key, doc, vars)
+			if status != http.StatusOK || out["errors"] != nil {
+				t.Fatalf("HTTP %d: %v", status, out["errors"])
+			}
+			_, op, err := apischema.Parse(doc.Text, vars)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := apischema.CheckData(op, out["data"]); err != nil {
+				t.Fatalf("answer does not match the schema: %v", err)
+			}
+		})
+	}
+}
+
+// The checker itself refuses a wrong shape, so the test above means something.
+func TestTheShapeCheckerRefusesDrift(t *testing.T) {
+	_, op, err := apischema.Parse(`query Q { array { state capacity { kilobytes { free } } } }`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		"unknown enum value": `{"array":{"state":"RUNNING","capacity":{"kilobytes":{"free":"1"}}}}`,
+		"number for string":  `{"array":{"state":"STARTED","capacity":{"kilobytes":{"free":1}}}}`,
+		"null for non-null":  `{"array":{"state":null,"capacity":{"kilobytes":{"free":"1"}}}}`,
+		"extra field":        `{"array":{"state":"STARTED","extra":1,"capacity":{"kilobytes":{"free":"1"}}}}`,
+		"missing field":      `{"array":{"capacity":{"kilobytes":{"free":"1"}}}}`,
+	} {
+		dec := json.NewDecoder(strings.NewReader(data))
+		dec.UseNumber()
+		var v any
+		_ = dec.Decode(&v)
+		if err := apischema.CheckData(op, v); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// The fake refuses as Unraid does: no or a wrong key, a VIEWER key's
+// mutation, an invalid document, a field an older Unraid lacks, the
+// throttle.
+func TestRefusals(t *testing.T) {
+	state := DemoState(time.Now())
+	cases := []struct {
+		name     string
+		opts     Options
+		key      string
+		doc      unraidapi.Document
+		status   int
+		code     string
+		contains string
+	}{
+		{"no key", Options{ViewerKey: viewer}, "", unraidapi.VMs, 200, "UNAUTHENTICATED", ""},
+		{"wrong key", Options{ViewerKey: viewer}, "nope", unraidapi.VMs, 200, "UNAUTHENTICATED", ""},
+		{"viewer mutation", Options{ViewerKey: viewer, AdminKey: admin}, viewer, unraidapi.ParityPause, 200, "FORBIDDEN", ""},
+		{"invalid document", Options{ViewerKey: viewer}, viewer, unraidapi.Document{Name: "X", Text: `query X { array { nope } }`}, 400, "GRAPHQL_VALIDATION_FAILED", `Cannot query field "nope"`},
+		{"older unraid", Options{ViewerKey: viewer, Missing: []string{"Query.metrics"}}, viewer, unraidapi.Overview, 400, "GRAPHQL_VALIDATION_FAILED", `Cannot query field "metrics" on type "Query"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, out := post(t, New(c.opts, state).Handler(), c.key, c.doc, map[string]any{})
+			if status != c.status {
+				t.Fatalf("HTTP %d, want %d: %v", status, c.status, out)
+			}
+			if c.code == "" {
+				return
+			}
+			errs, _ := out["errors"].([]any)
+			if len(errs) == 0 {
+				t.Fatalf("no errors: %v", out)
+			}
+			e := errs[0].(map[string]any)
+			if code := e["extensions"].(map[string]any)["code"]; code != c.code {
+				t.Errorf("code %v, want %s", code, c.code)
+			}
+			if !strings.Contains(e["message"].(string), c.contains) {
+				t.Errorf("message %q lacks %q", e["message"], c.contains)
+			}
+		})
+	}
+	h := New(Options{ViewerKey: viewer, Throttle: 2}, state).Handler()
+	for i, want := range []int{200, 200, 429} {
+		if status, _ := post(t, h, viewer, unraidapi.VMs, nil); status != want {
+			t.Errorf("request %d: HTTP %d, want %d", i+1, status, want)
+		}
+	}
+}
+
+// Mutations change the state the next read sees.
+func TestMutationsChangeState(t *testing.T) {
+	fake := New(Options{ViewerKey: viewer, AdminKey: admin}, DemoState(time.Now()))
+	h := fake.Handler()
+	if status, out := post(t, h, admin, unraidapi.ContainerStop, varsFor["ContainerStop"]); status != 200 || out["errors"] != nil {
+		t.Fatalf("stop: %d %v", status, out)
+	}
+	_, out := post(t, h, viewer, unraidapi.Containers, nil)
+	raw, _ := json.Marshal(out)
+	if !strings.Contains(string(raw), `"names":["/sonarr"],"state":"EXITED"`) && !strings.Contains(string(raw), `"state":"EXITED"`) {
+		t.Fatalf("sonarr not stopped: %s", raw)
+	}
+	post(t, h, admin, unraidapi.ParityStart, map[string]any{"correct": false})
+	_, out = post(t, h, viewer, unraidapi.ArrayStatus, nil)
+	raw, _ = json.Marshal(out)
+	if !strings.Contains(string(raw), `"status":"RUNNING"`) {
+		t.Fatalf("parity check not running: %.300s", raw)
+	}
+	if status, out := post(t, h, admin, unraidapi.ParityStart, map[string]any{"correct": false}); status != 200 || out["errors"] == nil {
+		t.Fatalf("a second start while running must fail as in unraid/api: %v", out)
+	}
+}

@@ -1,0 +1,140 @@
+package tools
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
+	"github.com/toolgate/toolgate/services/unraid/fakeunraid"
+	"github.com/toolgate/toolgate/services/unraid/unraidapi"
+)
+
+// Every read against the demo Unraid, with bad arguments refused before
+// any request, and no key in any answer.
+func TestReads(t *testing.T) {
+	h := newHarness(t, viewerKey, fakeunraid.Options{}, 0)
+	svc := toolkittest.Start(t, "unraid", h.svc.Tools())
+	calls := func() int { return len(h.fake.Calls()) }
+	var before int
+	mark := func() { before = calls() }
+	none := func(t *testing.T, _ map[string]any) {
+		if calls() != before {
+			t.Errorf("a refused call reached Unraid (%d requests)", calls()-before)
+		}
+	}
+	svc.RunReads(t, []toolkittest.ReadCase{
+		{Tool: "unraid_system_overview", Has: []string{`"hostname":"tower"`, `"unraid":"7.2.0"`, `"cpu_load_percent":7.4`, `"total":"32.0 GiB"`, `"state":"STARTED"`, `"uptime":"6d 3h 0m"`, `"warning":1`}},
+		{Tool: "unraid_array_status", Has: []string{`"name":"disk2"`, `"errors":3`, `"temperature_c":47`, `"fs_used_percent"`, `"size":"7.3 TiB"`, `"status":"COMPLETED"`, `"duration":"17h 0m 30s"`}},
+		{Name: "spun-down disk has no temperature", Tool: "unraid_disk_list", Has: []string{`"smart_status":"OK"`, `"device":"/dev/sde"`, `"temperature_c":null`, `"size":"3.6 TiB"`}},
+		{Tool: "unraid_container_list", Args: map[string]any{"state": "EXITED"}, Has: []string{`"name":"nextcloud"`, `"total":1`}, HasNot: []string{`"plex"`}},
+		{Name: "container page", Tool: "unraid_container_list", Args: map[string]any{"limit": 2}, Has: []string{`"returned":2`, `"next_offset":2`, `"complete":false`, `"name":"homeassistant"`}},
+		{Name: "update available", Tool: "unraid_container_list", Args: map[string]any{"name": "PLEX"}, Has: []string{`"update_available":true`, `"32400:32400/tcp"`}},
+		{Name: "logs by name", Tool: "unraid_container_logs", Args: map[string]any{"container": "nextcloud", "lines": 3}, Has: []string{"Allowed memory size", `"returned":3`}},
+		{Name: "logs by prefixed id", Tool: "unraid_container_logs", Args: map[string]any{"container": fakeunraid.DemoServerID + ":2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b", "lines": 1}, Has: []string{`"container":"sonarr"`}},
+		{Name: "logs of an unknown container", Tool: "unraid_container_logs", Args: map[string]any{"container": "nosuch"}, Code: toolerr.NotFound, Has: []string{"unraid_container_list"}},
+		{Name: "logs: shell text refused by schema", Tool: "unraid_container_logs", Args: map[string]any{"container": "plex; rm -rf /"}, Code: toolerr.InvalidArgument, Before: mark, Check: none},
+		{Tool: "unraid_vm_list", Has: []string{`"name":"Windows 11"`, `"state":"SHUTOFF"`}},
+		{Tool: "unraid_share_list", Has: []string{`"name":"media"`, `"used":"9.7 TiB"`, `"used_kb":10443004400`}},
+		{Tool: "unraid_notification_list", Args: map[string]any{"limit": 2}, Has: []string{`"returned":2`, `"next_offset":2`, `"importance":"INFO"`, "Update available"}},
+		{Name: "alerts only", Tool: "unraid_notification_list", Args: map[string]any{"importance": "ALERT"}, Has: []string{"read errors", `"complete":true`}, HasNot: []string{"Update available"}},
+		{Tool: "unraid_parity_history", Has: []string{`"status":"CANCELLED"`, `"speed_mb_s":"130.6"`, `"total":3`}},
+		{Tool: "unraid_log_files", Has: []string{`"name":"syslog"`, `"readable":true`, `"name":"wtmp"`, `"readable":false`}},
+		{Name: "syslog tail", Tool: "unraid_log_read", Args: map[string]any{"file": "syslog", "lines": 5}, Has: []string{"READ FPDMA QUEUED", `"lines_returned":5`, `"total_lines":301`, `"start_line":297`}},
+		{Name: "syslog window", Tool: "unraid_log_read", Args: map[string]any{"file": "syslog", "lines": 2, "start_line": 10}, Has: []string{`"start_line":10`, `"next_start_line":12`, "time=61239s"}},
+		{Name: "a path is refused", Tool: "unraid_log_read", Args: map[string]any{"file": "../../boot/config/ident.cfg"}, Code: toolerr.InvalidArgument, Before: mark, Check: none},
+		{Name: "a file off the list is refused", Tool: "unraid_log_read", Args: map[string]any{"file": "wtmp"}, Code: toolerr.InvalidArgument, Before: mark, Check: none},
+		{Tool: "unraid_network", Has: []string{`"name":"br0"`, `"192.168.1.10/255.255.255.0"`, `"rx_dropped":12`}},
+		{Tool: "unraid_ups_status", Has: []string{`"battery_percent":100`, `"runtime":"42m 0s"`}},
+	}, viewerKey, adminKey)
+}
+
+// Unraid's refusals become clear, stable errors: a wrong key, an Unraid
+// too old for a field, the throttle. No upstream text beyond a field name.
+func TestUpstreamRefusalsAreExplained(t *testing.T) {
+	cases := []struct {
+		name  string
+		key   string
+		opts  fakeunraid.Options
+		first int // requests before the one that fails
+		code  toolerr.Code
+		has   string
+	}{
+		{"wrong key", "not-the-key", fakeunraid.Options{}, 0, toolerr.AuthFailed, "UNRAID_API_KEY_FILE"},
+		{"too old for a field", viewerKey, fakeunraid.Options{Missing: []string{"Query.metrics"}}, 0, toolerr.UpstreamUnavailable, `does not know "metrics"`},
+		{"throttled by Unraid", viewerKey, fakeunraid.Options{Throttle: 1}, 1, toolerr.Busy, "about 100 per 10 seconds"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, c.key, c.opts, 0)
+			for range c.first {
+				if _, err := h.svc.overview(t.Context(), toolkit.NoArgs{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := h.svc.overview(t.Context(), toolkit.NoArgs{})
+			if toolerr.CodeOf(err) != c.code || !strings.Contains(toolerr.MessageOf(err), c.has) {
+				t.Fatalf("got %v, want %s containing %q", err, c.code, c.has)
+			}
+			if strings.Contains(err.Error(), "User not found") || strings.Contains(err.Error(), "ThrottlerException") {
+				t.Errorf("upstream text passed on: %v", err)
+			}
+		})
+	}
+}
+
+// The client-side limit keeps a burst of calls under Unraid's throttle:
+// calls beyond the budget answer busy at once instead of queueing, and
+// Unraid never sees more than the budget.
+func TestThrottleAnswersBusyInsteadOfQueueing(t *testing.T) {
+	h := newHarness(t, viewerKey, fakeunraid.Options{}, 10)
+	// No waiting at all: anything beyond the burst is busy.
+	h.svc.api = unraidapi.New(h.hc, unraidapi.NewLimiter(10, 0, nil, nil), nil)
+	busy := 0
+	for range 30 {
+		_, err := h.svc.vms(t.Context(), pageArgs{})
+		switch {
+		case err == nil:
+		case toolerr.CodeOf(err) == toolerr.Busy:
+			busy++
+		default:
+			t.Fatal(err)
+		}
+	}
+	sent := len(h.fake.Calls())
+	if sent != 2 || busy != 28 {
+		t.Fatalf("sent %d, busy %d; want the burst of 2 (10 per 10 s / 5) sent and 28 busy", sent, busy)
+	}
+}
+
+// tools/list of the service with writes on stays under the 12 KB budget
+// of an endpoint, and the docs' tool table matches it.
+func TestCatalogFitsTheBudgetAndTheDocs(t *testing.T) {
+	h := newHarness(t, viewerKey, fakeunraid.Options{}, 0)
+	svc := toolkittest.Start(t, "unraid", h.svc.Tools())
+	res, err := svc.Client.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(res.Tools)
+	if len(raw) > 12<<10 {
+		t.Errorf("tools/list is %d bytes, over 12 KiB", len(raw))
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		if !strings.HasPrefix(tool.Name, "unraid_") {
+			t.Errorf("%s lacks the unraid_ prefix", tool.Name)
+		}
+	}
+	if !slices.Contains(names, "unraid_system_overview") {
+		t.Fatalf("tools: %v", names)
+	}
+	t.Logf("tools/list: %d tools, %d bytes", len(names), len(raw))
+	svc.CheckDocTable(t, "../../../docs/services/unraid.md")
+}

@@ -1,0 +1,163 @@
+// Package unraidapi is the unraid service's client of Unraid's GraphQL API
+// (POST /graphql with the x-api-key header): the documents the service may
+// send, typed answers, a client-side rate limit under Unraid's throttle, and
+// a clear error for each way Unraid refuses a query.
+package unraidapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/upstream"
+)
+
+// App names the service's Unraid settings: UNRAID_URL (the server's web
+// address, https://tower.lan), UNRAID_API_KEY_FILE, UNRAID_CA_FILE,
+// UNRAID_ALLOW_HTTP and UNRAID_TIMEOUT. Unraid reads the key from the
+// x-api-key header (unraid/api api/src/unraid-api/auth/header.strategy.ts).
+var App = upstream.App{Prefix: "UNRAID", Name: "Unraid", Credential: upstream.APIKey, KeyHeader: "x-api-key"}
+
+// Path is where Unraid serves its API, below the server's web address.
+const Path = "graphql"
+
+// Client sends the service's documents to one Unraid server.
+type Client struct {
+	http  *upstream.Client
+	limit *Limiter
+	log   *slog.Logger
+}
+
+// New returns a client over hc whose requests pass limit first.
+func New(hc *upstream.Client, limit *Limiter, log *slog.Logger) *Client {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Client{http: hc, limit: limit, log: log}
+}
+
+// request is the body of a GraphQL POST.
+type request struct {
+	Query         string         `json:"query"`
+	OperationName string         `json:"operationName"`
+	Variables     map[string]any `json:"variables,omitempty"`
+}
+
+// response is Unraid's answer (Apollo Server's shape).
+type response struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []gqlError      `json:"errors"`
+}
+
+type gqlError struct {
+	Message    string `json:"message"`
+	Extensions struct {
+		Code   string `json:"code"`
+		Status int    `json:"status"`
+	} `json:"extensions"`
+}
+
+// Do sends doc with vars and decodes its data into out. Only the documents
+// of this package can be sent: nothing builds a query from a caller's text.
+func (c *Client) Do(ctx context.Context, doc Document, vars map[string]any, out any) error {
+	if known[doc.Name] != doc {
+		return toolerr.New(toolerr.Internal, "document %s is not one the service may send", doc.Name)
+	}
+	if err := c.limit.Wait(ctx); err != nil {
+		return err
+	}
+	body, err := json.Marshal(request{Query: doc.Text, OperationName: doc.Name, Variables: vars})
+	if err != nil {
+		return toolerr.Wrap(toolerr.Internal, err, "cannot encode the %s request", doc.Name)
+	}
+	// A query is safe to repeat; a mutation is sent exactly once. Retries
+	// are off in the client anyway, so every request passes the limiter.
+	resp, err := c.http.Do(ctx, upstream.Request{
+		Method: http.MethodPost, Path: Path, Body: body,
+		Idempotent: !doc.Mutation, NoRetry: doc.Mutation,
+	})
+	if err != nil {
+		return err
+	}
+	var r response
+	parsed := json.Unmarshal(resp.Body, &r) == nil
+	if resp.Status < 200 || resp.Status > 299 {
+		// Apollo answers a document it cannot validate with HTTP 400 and
+		// the reasons in errors; say which, not just the status.
+		if parsed && len(r.Errors) > 0 && resp.Status == http.StatusBadRequest {
+			return c.classify(ctx, doc, resp.Status, r.Errors)
+		}
+		if resp.Status == http.StatusTooManyRequests {
+			return errThrottled
+		}
+		return resp.Err()
+	}
+	if !parsed {
+		return toolerr.New(toolerr.UpstreamUnavailable, "Unraid answered %s with something that is not GraphQL JSON; check that UNRAID_URL is the server's web address", doc.Name)
+	}
+	if len(r.Errors) > 0 {
+		return c.classify(ctx, doc, resp.Status, r.Errors)
+	}
+	if len(r.Data) == 0 || string(r.Data) == "null" {
+		return toolerr.New(toolerr.UpstreamUnavailable, "Unraid answered %s without data", doc.Name)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(r.Data, out); err != nil {
+		return toolerr.Wrap(toolerr.UpstreamUnavailable, err, "Unraid's answer to %s does not have the shape of API %s", doc.Name, SchemaVersion)
+	}
+	return nil
+}
+
+// SchemaVersion is the unraid/api release whose schema the documents are
+// validated against (services/unraid/apischema).
+const SchemaVersion = "4.37"
+
+var (
+	errThrottled = toolerr.New(toolerr.Busy, "Unraid is throttling requests (its API allows about 100 per 10 seconds); retry in a few seconds")
+	// unknownName picks the name out of a validation message; only an
+	// identifier is ever shown, never the rest of the upstream text.
+	unknownName = regexp.MustCompile(`^(?:Cannot query field|Unknown argument|Unknown type) "([A-Za-z_][A-Za-z0-9_]{0,63})"`)
+)
+
+// classify turns Unraid's GraphQL errors into one stable error. Upstream
+// text is never passed on: at most an identifier from a validation message.
+func (c *Client) classify(ctx context.Context, doc Document, status int, errs []gqlError) error {
+	e := errs[0]
+	code := strings.ToUpper(e.Extensions.Code)
+	msg := strings.ToLower(e.Message)
+	c.log.WarnContext(ctx, "unraid refused a request", "operation", doc.Name, "status", status, "code", code, "errors", len(errs))
+	switch {
+	case code == "UNAUTHENTICATED" || e.Extensions.Status == http.StatusUnauthorized || status == http.StatusUnauthorized:
+		return toolerr.New(toolerr.AuthFailed, "Unraid rejected the API key; check UNRAID_API_KEY_FILE (create a key with role VIEWER under Settings → Management Access → API Keys)")
+	case code == "FORBIDDEN" || e.Extensions.Status == http.StatusForbidden || status == http.StatusForbidden:
+		if doc.Mutation {
+			return toolerr.New(toolerr.AuthFailed, "the Unraid API key may not do %s; management needs a key with more than the VIEWER role", doc.Name)
+		}
+		return toolerr.New(toolerr.AuthFailed, "the Unraid API key may not read this (%s); give the key the VIEWER role", doc.Name)
+	case e.Extensions.Status == http.StatusTooManyRequests || strings.Contains(msg, "too many requests") || strings.Contains(msg, "throttlerexception"):
+		return errThrottled
+	case code == "GRAPHQL_VALIDATION_FAILED" || unknownName.MatchString(e.Message):
+		what := "a field"
+		if m := unknownName.FindStringSubmatch(e.Message); m != nil {
+			what = fmt.Sprintf("%q", m[1])
+		}
+		return toolerr.New(toolerr.UpstreamUnavailable, "this Unraid's API does not know %s used by %s: it is older than API %s; update to Unraid 7.2 or later (or update the Unraid Connect plugin)", what, doc.Name, SchemaVersion)
+	case code == "BAD_USER_INPUT":
+		return toolerr.New(toolerr.InvalidArgument, "Unraid refused the arguments of %s", doc.Name)
+	}
+	return toolerr.New(toolerr.UpstreamUnavailable, "Unraid failed to answer %s; see the Unraid API log (unraid-api logs)", doc.Name)
+}
+
+// IsCode reports whether err carries code.
+func IsCode(err error, code toolerr.Code) bool {
+	var te *toolerr.Error
+	return errors.As(err, &te) && te.Code == code
+}
