@@ -33,7 +33,7 @@ var Module = fx.Module("unraid",
 	fx.Provide(newLimiter, unraidapi.New, New),
 	fx.Provide(func(s *Service) toolkit.ReadyFunc { return s.Ready }),
 	toolkit.ProvideTools((*Service).Tools),
-	fx.Supply(toolkit.Limits{MaxConcurrent: 4, MaxResultBytes: 256 << 10}),
+	toolkit.DefaultLimits(toolkit.Limits{MaxConcurrent: 4, MaxResultBytes: 256 << 10}),
 	fx.Supply(toolkit.Instructions(Instructions)),
 )
 
