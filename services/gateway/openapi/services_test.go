@@ -33,7 +33,7 @@ func serviceTools(t *testing.T, env map[string]string, modules ...fx.Option) []t
 		fx.In
 		Tools []toolkit.Tool `group:"toolgate.tools"`
 	}
-	app := fx.New(append([]fx.Option{fx.NopLogger, fx.Supply(slog.New(slog.DiscardHandler)), fx.Populate(&got)}, modules...)...)
+	app := fx.New(append([]fx.Option{fx.NopLogger, fx.Supply(slog.New(slog.DiscardHandler), toolkit.Limits{}), fx.Populate(&got)}, modules...)...)
 	if err := app.Err(); err != nil {
 		t.Fatal(err)
 	}
