@@ -192,6 +192,18 @@ test_human_tool_by_name if {
 	authz.decision == confirm("human", `tool "demo_counter_reset" needs human approval`) with input as inp
 }
 
+# ErsatzTV's deletes and playout reset need a person by name, even if a
+# service forgot the destructive hint; its other writes need the model's
+# confirmation only.
+test_ersatztv_deletes_and_reset_need_human if {
+	every tool in ["ersatztv_delete_channel", "ersatztv_delete_collection", "ersatztv_delete_playout", "ersatztv_delete_schedule", "ersatztv_delete_smart_collection", "ersatztv_remove_collection_item", "ersatztv_reset_channel_playout"] {
+		authz.decision == confirm("human", sprintf("tool %q needs human approval", [tool])) with input as write_call(tool, {"service": "ersatztv"})
+	}
+	every tool in ["ersatztv_update_channel", "ersatztv_add_collection_items", "ersatztv_create_playout", "ersatztv_scan_library"] {
+		authz.decision == confirm("model", "write needs confirmation") with input as write_call(tool, {"service": "ersatztv"})
+	}
+}
+
 test_human_tool_by_prefix if {
 	authz.decision == confirm("human", `tool "ha_lock_unlock" needs human approval`) with input as write_call("ha_lock_unlock", {})
 	authz.decision == confirm("human", `tool "ha_alarm_disarm" needs human approval`) with input as write_call("ha_alarm_disarm", {})
