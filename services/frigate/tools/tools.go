@@ -14,9 +14,7 @@ var Module = fx.Module("frigate",
 	fx.Provide(
 		func() (Settings, error) { return LoadSettings(config.FromEnv()) },
 		NewClient,
-		func(set Settings, limits toolkit.Limits, fc *client.Client) *Service {
-			return New(set, limits, fc, nil)
-		},
+		newService,
 		func(s *Service) toolkit.ReadyFunc { return s.Ready },
 	),
 	toolkit.DefaultLimits(DefaultLimits),
@@ -24,6 +22,23 @@ var Module = fx.Module("frigate",
 	toolkit.ProvideSecret(func(s Settings) toolkit.Secret { return toolkit.Secret(s.Password) }),
 	toolkit.ProvideSecret(func(s Settings) toolkit.Secret { return toolkit.Secret(s.Token) }),
 )
+
+// serviceParams are the service's dependencies. The Limits in force come
+// from the toolkit's module; a graph without it (a test that only
+// collects the tools) gets the defaults.
+type serviceParams struct {
+	fx.In
+	Settings Settings
+	Limits   toolkit.Limits `optional:"true"`
+	Client   *client.Client
+}
+
+func newService(p serviceParams) *Service {
+	if p.Limits == (toolkit.Limits{}) {
+		p.Limits = DefaultLimits
+	}
+	return New(p.Settings, p.Limits, p.Client, nil)
+}
 
 var readOnly = toolkit.Annotations{ReadOnly: true, Idempotent: true, OpenWorld: true}
 
