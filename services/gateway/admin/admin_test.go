@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/services/gateway/pins"
 	"github.com/toolgate/toolgate/services/gateway/tickets"
 )
@@ -84,7 +85,7 @@ func TestAuth(t *testing.T) {
 		})
 	}
 	// A refused request changes nothing.
-	tk := e.issue(t, "lock", tickets.ApprovalHuman)
+	tk := e.issue(t, "lock", approval.Human)
 	if r := e.call(t, "POST", "/admin/tickets/"+tk.ID+"/approve", "Bearer wrong-token-0123456789", ""); r.status != 401 {
 		t.Fatalf("status %d", r.status)
 	}
@@ -95,16 +96,16 @@ func TestAuth(t *testing.T) {
 
 func TestListTicketsStateFilter(t *testing.T) {
 	e := newEnv(t)
-	pending := e.issue(t, "lock", tickets.ApprovalHuman)
+	pending := e.issue(t, "lock", approval.Human)
 	e.clock.Advance(time.Second)
-	ready := e.issue(t, "light", tickets.ApprovalModel)
+	ready := e.issue(t, "light", approval.Model)
 	e.clock.Advance(time.Second)
-	used := e.issue(t, "switch", tickets.ApprovalModel)
+	used := e.issue(t, "switch", approval.Model)
 	if _, err := e.tickets.Redeem(used.ID, used.Binding); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(time.Second)
-	denied := e.issue(t, "alarm", tickets.ApprovalHuman)
+	denied := e.issue(t, "alarm", approval.Human)
 	if _, err := e.tickets.Deny(denied.ID, "bob"); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestListTicketsStateFilter(t *testing.T) {
 
 func TestShowTicket(t *testing.T) {
 	e := newEnv(t)
-	tk := e.issue(t, "lock", tickets.ApprovalHuman)
+	tk := e.issue(t, "lock", approval.Human)
 	r := e.do(t, "GET", "/admin/tickets/"+tk.ID, "")
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.body)
@@ -178,7 +179,7 @@ func TestShowTicket(t *testing.T) {
 	}
 
 	// A preview that is not JSON still shows, as a string.
-	bad, err := e.tickets.Issue(binding("raw"), "pd", tickets.ApprovalHuman, time.Minute, json.RawMessage("not json <b>"))
+	bad, err := e.tickets.Issue(binding("raw"), "pd", approval.Human, time.Minute, json.RawMessage("not json <b>"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestMethodNotAllowed(t *testing.T) {
 func TestDecisions(t *testing.T) {
 	tests := []struct {
 		name    string
-		kind    string                 // approval of the ticket
+		kind    approval.Kind          // approval of the ticket
 		before  func(*env, string)     // runs before the request
 		verb    string                 // approve or deny
 		body    string                 // request body
@@ -244,42 +245,42 @@ func TestDecisions(t *testing.T) {
 		redeem  error                  // expected Redeem result afterwards
 		checkFn func(*testing.T, *env) // extra checks
 	}{
-		{name: "approve", kind: tickets.ApprovalHuman, verb: "approve",
+		{name: "approve", kind: approval.Human, verb: "approve",
 			status: 200, state: tickets.Ready, by: "admin", events: []string{"approved"}},
-		{name: "approve by name", kind: tickets.ApprovalHuman, verb: "approve", body: `{"by":"alice"}`,
+		{name: "approve by name", kind: approval.Human, verb: "approve", body: `{"by":"alice"}`,
 			status: 200, state: tickets.Ready, by: "alice", events: []string{"approved"}},
-		{name: "null by", kind: tickets.ApprovalHuman, verb: "approve", body: `{"by":null}`,
+		{name: "null by", kind: approval.Human, verb: "approve", body: `{"by":null}`,
 			status: 200, state: tickets.Ready, by: "admin", events: []string{"approved"}},
-		{name: "by is sanitized", kind: tickets.ApprovalHuman, verb: "approve",
+		{name: "by is sanitized", kind: approval.Human, verb: "approve",
 			body:   `{"by":" \u001b[31mmallory\u202e\r\nINFO forged ` + strings.Repeat("x", 100) + `"}`,
 			status: 200, state: tickets.Ready, by: ("[31mmalloryINFO forged " + strings.Repeat("x", 100))[:64], events: []string{"approved"}},
-		{name: "only control chars", kind: tickets.ApprovalHuman, verb: "approve", body: `{"by":"\u0000\u0007"}`,
+		{name: "only control chars", kind: approval.Human, verb: "approve", body: `{"by":"\u0000\u0007"}`,
 			status: 200, state: tickets.Ready, by: "admin", events: []string{"approved"}},
-		{name: "deny", kind: tickets.ApprovalHuman, verb: "deny", body: `{"by":"bob"}`,
+		{name: "deny", kind: approval.Human, verb: "deny", body: `{"by":"bob"}`,
 			status: 200, state: tickets.Denied, by: "bob", events: []string{"denied"}, redeem: tickets.ErrDenied},
-		{name: "double approve", kind: tickets.ApprovalHuman, verb: "approve",
+		{name: "double approve", kind: approval.Human, verb: "approve",
 			before: func(e *env, id string) { e.tickets.Approve(id, "first") },
 			status: 409, code: "forbidden", state: tickets.Ready, by: "first"},
-		{name: "deny then approve", kind: tickets.ApprovalHuman, verb: "approve",
+		{name: "deny then approve", kind: approval.Human, verb: "approve",
 			before: func(e *env, id string) { e.tickets.Deny(id, "first") },
 			status: 409, code: "forbidden", state: tickets.Denied, by: "first", redeem: tickets.ErrDenied},
-		{name: "approve then deny", kind: tickets.ApprovalHuman, verb: "deny",
+		{name: "approve then deny", kind: approval.Human, verb: "deny",
 			before: func(e *env, id string) { e.tickets.Approve(id, "first") },
 			status: 409, code: "forbidden", state: tickets.Ready, by: "first"},
-		{name: "approve expired", kind: tickets.ApprovalHuman, verb: "approve",
+		{name: "approve expired", kind: approval.Human, verb: "approve",
 			before: func(e *env, _ string) { e.clock.Advance(11 * time.Minute) },
 			status: 409, code: "forbidden", state: tickets.Pending, redeem: tickets.ErrExpired},
-		{name: "approve model ticket", kind: tickets.ApprovalModel, verb: "approve",
+		{name: "approve model ticket", kind: approval.Model, verb: "approve",
 			status: 409, code: "forbidden", state: tickets.Ready},
-		{name: "bad body", kind: tickets.ApprovalHuman, verb: "approve", body: `{"by":`,
+		{name: "bad body", kind: approval.Human, verb: "approve", body: `{"by":`,
 			status: 400, code: "invalid_argument", state: tickets.Pending, redeem: tickets.ErrPending},
-		{name: "unknown field", kind: tickets.ApprovalHuman, verb: "approve", body: `{"who":"x"}`,
+		{name: "unknown field", kind: approval.Human, verb: "approve", body: `{"who":"x"}`,
 			status: 400, code: "invalid_argument", state: tickets.Pending, redeem: tickets.ErrPending},
-		{name: "trailing data", kind: tickets.ApprovalHuman, verb: "approve", body: `{"by":"x"} {}`,
+		{name: "trailing data", kind: approval.Human, verb: "approve", body: `{"by":"x"} {}`,
 			status: 400, code: "invalid_argument", state: tickets.Pending, redeem: tickets.ErrPending},
-		{name: "by not a string", kind: tickets.ApprovalHuman, verb: "deny", body: `{"by":7}`,
+		{name: "by not a string", kind: approval.Human, verb: "deny", body: `{"by":7}`,
 			status: 400, code: "invalid_argument", state: tickets.Pending, redeem: tickets.ErrPending},
-		{name: "body too large", kind: tickets.ApprovalHuman, verb: "approve",
+		{name: "body too large", kind: approval.Human, verb: "approve",
 			body:   `{"by":"` + strings.Repeat("a", 5000) + `"}`,
 			status: 413, code: "too_large", state: tickets.Pending, redeem: tickets.ErrPending},
 	}
@@ -481,7 +482,7 @@ func TestPinAcceptFailureIsInternal(t *testing.T) {
 func TestNoTokenLeak(t *testing.T) {
 	e := newEnv(t)
 	wrong := "Bearer wrong-admin-token-zzzzzzzzzz"
-	tk := e.issue(t, "lock", tickets.ApprovalHuman)
+	tk := e.issue(t, "lock", approval.Human)
 	var bodies []string
 	for _, authz := range []string{"Bearer " + testToken, wrong} {
 		for _, req := range []struct{ method, path, body string }{

@@ -170,7 +170,7 @@ func (c *CLI) listTickets(ctx context.Context, args []string) error {
 	for _, t := range reply.Tickets {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			cell(t.ID), age(now.Sub(t.Created)), expiry(t.Expires.Sub(now)), cell(t.Client), cell(t.User),
-			cell(t.Service), cell(t.Tool), cell(t.Approval), cell(string(t.State)))
+			cell(t.Service), cell(t.Tool), cell(string(t.Approval)), cell(string(t.State)))
 	}
 	return tw.Flush()
 }
@@ -422,7 +422,7 @@ func printTicket(out io.Writer, t tickets.Ticket, now time.Time) error {
 	rows := [][2]string{
 		{"Ticket", display(t.ID)},
 		{"State", display(state)},
-		{"Approval", cell(t.Approval)},
+		{"Approval", cell(string(t.Approval))},
 		{"Client", cell(t.Client)},
 		{"User", cell(t.User)},
 		{"Service", cell(t.Service)},

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/services/gateway/pins"
 	"github.com/toolgate/toolgate/services/gateway/tickets"
 )
@@ -41,8 +42,8 @@ func TestCLIList(t *testing.T) {
 	if err != nil || !strings.Contains(out, "no tickets waiting") {
 		t.Fatalf("empty list: %q, %v", out, err)
 	}
-	pending := e.issue(t, "lock_door", tickets.ApprovalHuman)
-	ready := e.issue(t, "light_on", tickets.ApprovalModel)
+	pending := e.issue(t, "lock_door", approval.Human)
+	ready := e.issue(t, "light_on", approval.Model)
 
 	out, err = run(t, e, "approvals", "list")
 	if err != nil {
@@ -71,7 +72,7 @@ func TestCLIShow(t *testing.T) {
 	b := binding("set_level")
 	b.User = "eve\x1b]0;owned\x07"
 	preview := json.RawMessage(`{"entity":"light.kitchen","level":{"from":10,"to":40},"note":"a<b & \u202egnp.exe"}`)
-	tk, err := e.tickets.Issue(b, "pd", tickets.ApprovalHuman, 10*time.Minute, preview)
+	tk, err := e.tickets.Issue(b, "pd", approval.Human, 10*time.Minute, preview)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,9 +101,9 @@ func TestCLIShow(t *testing.T) {
 
 func TestCLIDecisions(t *testing.T) {
 	e := newCLIEnv(t)
-	a := e.issue(t, "lock_door", tickets.ApprovalHuman)
-	d := e.issue(t, "unlock_door", tickets.ApprovalHuman)
-	c := e.issue(t, "garage", tickets.ApprovalHuman)
+	a := e.issue(t, "lock_door", approval.Human)
+	d := e.issue(t, "unlock_door", approval.Human)
+	c := e.issue(t, "garage", approval.Human)
 
 	out, err := run(t, e, "approvals", "approve", a.ID, "--by", "alice")
 	if err != nil {
@@ -209,7 +210,7 @@ func TestCLIPins(t *testing.T) {
 
 func TestCLIBadToken(t *testing.T) {
 	e := newCLIEnv(t)
-	e.issue(t, "lock_door", tickets.ApprovalHuman)
+	e.issue(t, "lock_door", approval.Human)
 	const wrong = "not-the-admin-token-0123456789"
 	for _, args := range [][]string{{"approvals", "list"}, {"pins", "list"}, {"approvals", "approve", "tkt_abc"}} {
 		var out bytes.Buffer

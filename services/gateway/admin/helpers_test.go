@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/capture"
 	"github.com/toolgate/toolgate/internal/fakeclock"
 	"github.com/toolgate/toolgate/services/gateway/pins"
@@ -75,7 +76,7 @@ func binding(tool string) tickets.Binding {
 }
 
 // issue creates a ticket with a small preview.
-func (e *env) issue(t *testing.T, tool, approvalKind string) tickets.Ticket {
+func (e *env) issue(t *testing.T, tool string, approvalKind approval.Kind) tickets.Ticket {
 	t.Helper()
 	tk, err := e.tickets.Issue(binding(tool), "pd-"+tool, approvalKind, 10*time.Minute,
 		json.RawMessage(`{"entity":"lock.front_door","from":"locked","to":"unlocked"}`))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/policies"
 	"github.com/toolgate/toolgate/services/gateway/app"
@@ -54,7 +55,7 @@ type stricter struct {
 func (s *stricter) Decide(ctx context.Context, in policy.Input) (policy.Decision, error) {
 	d, err := s.Engine.Decide(ctx, in)
 	if err == nil && s.tight.Load() && d.Decision == policy.Confirm {
-		d.Approval = policy.ApprovalHuman
+		d.Approval = approval.Human
 	}
 	return d, err
 }

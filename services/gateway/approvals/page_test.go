@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/fakeclock"
 	"github.com/toolgate/toolgate/services/gateway/tickets"
 )
@@ -63,7 +64,7 @@ func newRig(t *testing.T, cfg Config, tls bool) *rig {
 		r.srv = httptest.NewServer(r.page)
 	}
 	t.Cleanup(r.srv.Close)
-	r.pending, err = r.store.Issue(binding, "sha256:p", tickets.ApprovalHuman, 10*time.Minute,
+	r.pending, err = r.store.Issue(binding, "sha256:p", approval.Human, 10*time.Minute,
 		json.RawMessage(`{"action":"reset","counter":{"from":7,"to":0}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +360,7 @@ func TestNotificationLinkFindsTheTicketOnce(t *testing.T) {
 func TestHostilePreviewIsShownAsText(t *testing.T) {
 	r := newRig(t, Config{}, false)
 	hostile := `{"name":"<script>alert('x')</script>","diff":"--- a\n+++ b\n@@ -1 +1 @@\n-old\n+<img src=x onerror=alert(1)>","note":"</pre><form action=https://evil.example><button>Approve</button></form>"}`
-	tk, err := r.store.Issue(tickets.Binding{Client: "c<b>", User: "<i>u</i>", Service: "demo", Tool: "demo_x", ArgsDigest: "d"}, "p", tickets.ApprovalHuman, time.Minute, json.RawMessage(hostile))
+	tk, err := r.store.Issue(tickets.Binding{Client: "c<b>", User: "<i>u</i>", Service: "demo", Tool: "demo_x", ArgsDigest: "d"}, "p", approval.Human, time.Minute, json.RawMessage(hostile))
 	if err != nil {
 		t.Fatal(err)
 	}

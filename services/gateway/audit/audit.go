@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/approval"
 )
 
 // Event names.
@@ -39,7 +41,7 @@ type Record struct {
 	Tool       string
 	Decision   string
 	Reason     string
-	Approval   string
+	Approval   approval.Kind
 	TicketID   string
 	ArgsDigest string
 	DurationMS float64
@@ -129,7 +131,7 @@ func (l *Logger) Log(r Record) {
 		Tool:       clean(r.Tool),
 		Decision:   clean(r.Decision),
 		Reason:     clean(r.Reason),
-		Approval:   clean(r.Approval),
+		Approval:   clean(string(r.Approval)),
 		TicketID:   clean(r.TicketID),
 		ArgsDigest: clean(r.ArgsDigest),
 		DurationMS: r.DurationMS,

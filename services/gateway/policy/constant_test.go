@@ -10,6 +10,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/policies"
 )
 
@@ -108,7 +109,7 @@ func TestForceIsNeverRemembered(t *testing.T) {
 	e := newShipped(t)
 	plain := write("ha_climate_set_temperature")
 	for range 3 {
-		if d, err := e.Decide(t.Context(), plain); err != nil || d.Approval != ApprovalModel {
+		if d, err := e.Decide(t.Context(), plain); err != nil || d.Approval != approval.Model {
 			t.Fatalf("plain write: %+v, %v", d, err)
 		}
 	}
@@ -116,7 +117,7 @@ func TestForceIsNeverRemembered(t *testing.T) {
 		with(plain, func(in *Input) { in.Args = map[string]any{"force": true} }),
 		with(plain, func(in *Input) { in.Ticket.Force = true }),
 	} {
-		if d, err := e.Decide(t.Context(), forced); err != nil || d.Approval != ApprovalHuman {
+		if d, err := e.Decide(t.Context(), forced); err != nil || d.Approval != approval.Human {
 			t.Fatalf("forced write: %+v, %v; want human approval", d, err)
 		}
 	}

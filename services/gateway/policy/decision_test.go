@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/policies"
 	"github.com/toolgate/toolgate/services/gateway/policy/opatest"
 )
@@ -59,21 +60,21 @@ type decisionCase struct {
 	name       string
 	in         Input
 	decision   string
-	approval   string
+	approval   approval.Kind
 	ttl        int
 	reasonPart string
 }
 
 func allowed(name string, in Input, reason string) decisionCase {
-	return decisionCase{name, in, Allow, ApprovalModel, 0, reason}
+	return decisionCase{name, in, Allow, approval.Model, 0, reason}
 }
 
 func denied(name string, in Input, reason string) decisionCase {
-	return decisionCase{name, in, Deny, ApprovalModel, 0, reason}
+	return decisionCase{name, in, Deny, approval.Model, 0, reason}
 }
 
-func confirmed(name string, in Input, approval, reason string) decisionCase {
-	return decisionCase{name, in, Confirm, approval, 600, reason}
+func confirmed(name string, in Input, kind approval.Kind, reason string) decisionCase {
+	return decisionCase{name, in, Confirm, kind, 600, reason}
 }
 
 func groups(g ...string) func(*Input) { return func(in *Input) { in.Client.Groups = g } }
@@ -111,22 +112,22 @@ var decisionTable = []decisionCase{
 	}), "read-only"),
 
 	// confirm by the model
-	confirmed("write", write("ha_climate_set_temperature"), ApprovalModel, "write needs confirmation"),
-	confirmed("write listed", with(write("ha_climate_set_temperature"), func(in *Input) { in.Action = ActionList }), ApprovalModel, "write needs confirmation"),
-	confirmed("write with valid ticket", with(write("ha_climate_set_temperature"), func(in *Input) { in.Ticket.State = "valid" }), ApprovalModel, "write needs confirmation"),
+	confirmed("write", write("ha_climate_set_temperature"), approval.Model, "write needs confirmation"),
+	confirmed("write listed", with(write("ha_climate_set_temperature"), func(in *Input) { in.Action = ActionList }), approval.Model, "write needs confirmation"),
+	confirmed("write with valid ticket", with(write("ha_climate_set_temperature"), func(in *Input) { in.Ticket.State = "valid" }), approval.Model, "write needs confirmation"),
 
 	// confirm by a person
-	confirmed("destructive write", with(write("ha_automation_delete"), func(in *Input) { in.Annotations.Destructive = true }), ApprovalHuman, "destructive"),
-	confirmed("destructive hint makes a write", with(read(), func(in *Input) { in.Tool = "ha_automation_delete"; in.Annotations.Destructive = true }), ApprovalHuman, "destructive"),
-	confirmed("ticket force", with(write("ha_climate_set_temperature"), func(in *Input) { in.Ticket.Force = true }), ApprovalHuman, "forced"),
-	confirmed("args force", with(write("ha_climate_set_temperature"), func(in *Input) { in.Args = map[string]any{"force": true} }), ApprovalHuman, "forced"),
-	confirmed("human tool by name", with(write("demo_counter_reset"), func(in *Input) { in.Service = "demo" }), ApprovalHuman, `"demo_counter_reset" needs human approval`),
-	confirmed("lock by prefix", write("ha_lock_unlock"), ApprovalHuman, `"ha_lock_unlock" needs human approval`),
-	confirmed("alarm panel by prefix", write("ha_alarm_disarm"), ApprovalHuman, `"ha_alarm_disarm" needs human approval`),
+	confirmed("destructive write", with(write("ha_automation_delete"), func(in *Input) { in.Annotations.Destructive = true }), approval.Human, "destructive"),
+	confirmed("destructive hint makes a write", with(read(), func(in *Input) { in.Tool = "ha_automation_delete"; in.Annotations.Destructive = true }), approval.Human, "destructive"),
+	confirmed("ticket force", with(write("ha_climate_set_temperature"), func(in *Input) { in.Ticket.Force = true }), approval.Human, "forced"),
+	confirmed("args force", with(write("ha_climate_set_temperature"), func(in *Input) { in.Args = map[string]any{"force": true} }), approval.Human, "forced"),
+	confirmed("human tool by name", with(write("demo_counter_reset"), func(in *Input) { in.Service = "demo" }), approval.Human, `"demo_counter_reset" needs human approval`),
+	confirmed("lock by prefix", write("ha_lock_unlock"), approval.Human, `"ha_lock_unlock" needs human approval`),
+	confirmed("alarm panel by prefix", write("ha_alarm_disarm"), approval.Human, `"ha_alarm_disarm" needs human approval`),
 	confirmed("array stop", with(write("unraid_array_stop"), func(in *Input) {
 		in.Service = "unraid"
 		in.Client.Groups = []string{"admins"}
-	}), ApprovalHuman, `"unraid_array_stop" needs human approval`),
+	}), approval.Human, `"unraid_array_stop" needs human approval`),
 	allowed("human prefix does not cover reads", with(read(), func(in *Input) {
 		in.Service, in.Tool = "unraid", "unraid_array_status"
 		in.Client.Groups = []string{"admins"}
@@ -146,16 +147,16 @@ var decisionTable = []decisionCase{
 		in.Service = "unraid"
 		in.Ticket.Force = true
 	}), "may not use service"),
-	confirmed("human beats low-risk when forced", with(write("ha_light_turn_on"), func(in *Input) { in.Ticket.Force = true }), ApprovalHuman, "forced"),
-	confirmed("human beats low-risk when args force", with(write("ha_light_turn_on"), func(in *Input) { in.Args = map[string]any{"force": true} }), ApprovalHuman, "forced"),
-	confirmed("human beats low-risk when destructive", with(write("ha_light_turn_off"), func(in *Input) { in.Annotations.Destructive = true }), ApprovalHuman, "destructive"),
-	confirmed("model confirm beats read allow", write("ha_scene_activate"), ApprovalModel, "write needs confirmation"),
+	confirmed("human beats low-risk when forced", with(write("ha_light_turn_on"), func(in *Input) { in.Ticket.Force = true }), approval.Human, "forced"),
+	confirmed("human beats low-risk when args force", with(write("ha_light_turn_on"), func(in *Input) { in.Args = map[string]any{"force": true} }), approval.Human, "forced"),
+	confirmed("human beats low-risk when destructive", with(write("ha_light_turn_off"), func(in *Input) { in.Annotations.Destructive = true }), approval.Human, "destructive"),
+	confirmed("model confirm beats read allow", write("ha_scene_activate"), approval.Model, "write needs confirmation"),
 
 	// end-user roles from OpenWebUI's verified token narrow the client's groups
 	allowed("OpenWebUI admin on admin-only service", with(read(), role("admins", "admin", "unraid", "unraid_array_status")), "read allowed"),
 	denied("OpenWebUI user on admin-only service", with(read(), role("admins", "user", "unraid", "unraid_array_status")), `end-user role "user" may not use service "unraid"`),
 	allowed("OpenWebUI user on a user service", with(read(), role("admins", "user", "homeassistant", "ha_states_list")), "read allowed"),
-	confirmed("OpenWebUI user writes as before", with(write("ha_climate_set_temperature"), role("admins", "user", "homeassistant", "ha_climate_set_temperature")), ApprovalModel, "write needs confirmation"),
+	confirmed("OpenWebUI user writes as before", with(write("ha_climate_set_temperature"), role("admins", "user", "homeassistant", "ha_climate_set_temperature")), approval.Model, "write needs confirmation"),
 	denied("OpenWebUI pending user gets nothing", with(read(), role("admins", "pending", "homeassistant", "ha_states_list")), `end-user role "pending" may not use service`),
 	denied("unknown end-user role", with(read(), role("admins", "owner", "homeassistant", "ha_states_list")), `end-user role "owner" is not known`),
 	denied("a role never widens the client's groups", with(read(), role("users", "admin", "unraid", "unraid_array_status")), `client "openwebui" may not use service "unraid"`),

@@ -17,6 +17,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/loader"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
+	"github.com/toolgate/toolgate/internal/approval"
 )
 
 // Embedded evaluates the policy in-process. It is safe for concurrent use.
@@ -179,7 +180,8 @@ func decisionFromResult(v any) (Decision, error) {
 		return Decision{}, fmt.Errorf("%w: result is %T, not an object", ErrInvalidDecision, v)
 	}
 	var d Decision
-	for key, dst := range map[string]*string{"decision": &d.Decision, "reason": &d.Reason, "approval": &d.Approval} {
+	var kind string
+	for key, dst := range map[string]*string{"decision": &d.Decision, "reason": &d.Reason, "approval": &kind} {
 		raw, ok := obj[key]
 		if !ok {
 			continue
@@ -190,6 +192,7 @@ func decisionFromResult(v any) (Decision, error) {
 		}
 		*dst = s
 	}
+	d.Approval = approval.Kind(kind)
 	if raw, ok := obj["ttl_seconds"]; ok {
 		n, ok := raw.(json.Number)
 		if !ok {

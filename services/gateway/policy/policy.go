@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/approval"
 )
 
 // Decision values.
@@ -16,12 +18,6 @@ const (
 	Allow   = "allow"
 	Deny    = "deny"
 	Confirm = "confirm"
-)
-
-// Approval values: who must consent to a Confirm decision.
-const (
-	ApprovalModel = "model"
-	ApprovalHuman = "human"
 )
 
 // Actions the gateway asks about.
@@ -95,10 +91,10 @@ type Input struct {
 // Decision is the policy's answer. Approval and TTLSeconds matter only for
 // Confirm; the policy always fills them so the shape is stable.
 type Decision struct {
-	Decision   string `json:"decision"`
-	Reason     string `json:"reason"`
-	Approval   string `json:"approval"`
-	TTLSeconds int    `json:"ttl_seconds"`
+	Decision   string        `json:"decision"`
+	Reason     string        `json:"reason"`
+	Approval   approval.Kind `json:"approval"`
+	TTLSeconds int           `json:"ttl_seconds"`
 }
 
 // Engine evaluates the policy for one input. On error it still returns a
@@ -109,7 +105,7 @@ type Engine interface {
 }
 
 // failClosed is returned with every error.
-var failClosed = Decision{Decision: Deny, Reason: "policy unavailable", Approval: ApprovalModel}
+var failClosed = Decision{Decision: Deny, Reason: "policy unavailable", Approval: approval.Model}
 
 // Validate reports whether d is a well-formed decision: a known decision and
 // approval value, a reason, and a positive ticket lifetime for Confirm.
@@ -120,7 +116,7 @@ func Validate(d Decision) error {
 		return fmt.Errorf("%w: unknown decision %.32q", ErrInvalidDecision, d.Decision)
 	}
 	switch d.Approval {
-	case ApprovalModel, ApprovalHuman:
+	case approval.Model, approval.Human:
 	default:
 		return fmt.Errorf("%w: unknown approval %.32q", ErrInvalidDecision, d.Approval)
 	}

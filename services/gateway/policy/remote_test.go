@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/approval"
 )
 
 const validResult = `{"result":{"decision":"confirm","reason":"write needs confirmation","approval":"model","ttl_seconds":600}}`
@@ -54,7 +56,7 @@ func TestRemoteSendsInputAndReadsResult(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Decide: %v", err)
 	}
-	want := Decision{Decision: Confirm, Reason: "write needs confirmation", Approval: ApprovalModel, TTLSeconds: 600}
+	want := Decision{Decision: Confirm, Reason: "write needs confirmation", Approval: approval.Model, TTLSeconds: 600}
 	if d != want {
 		t.Errorf("decision %+v, want %+v", d, want)
 	}

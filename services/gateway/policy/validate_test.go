@@ -3,18 +3,20 @@ package policy
 import (
 	"errors"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/approval"
 )
 
 func TestValidate(t *testing.T) {
-	ok := Decision{Decision: Confirm, Reason: "write needs confirmation", Approval: ApprovalHuman, TTLSeconds: 600}
+	ok := Decision{Decision: Confirm, Reason: "write needs confirmation", Approval: approval.Human, TTLSeconds: 600}
 	tests := []struct {
 		name  string
 		d     Decision
 		valid bool
 	}{
 		{"confirm", ok, true},
-		{"allow", Decision{Decision: Allow, Reason: "read allowed", Approval: ApprovalModel}, true},
-		{"deny", Decision{Decision: Deny, Reason: "unknown tool", Approval: ApprovalModel}, true},
+		{"allow", Decision{Decision: Allow, Reason: "read allowed", Approval: approval.Model}, true},
+		{"deny", Decision{Decision: Deny, Reason: "unknown tool", Approval: approval.Model}, true},
 		{"zero", Decision{}, false},
 		{"unknown decision", withDecision(ok, func(d *Decision) { d.Decision = "maybe" }), false},
 		{"decision case matters", withDecision(ok, func(d *Decision) { d.Decision = "ALLOW" }), false},

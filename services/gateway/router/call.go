@@ -33,11 +33,17 @@ type call struct {
 	args       map[string]any
 	argsDigest string
 	confirm    bool
-	ticket     string
-	force      bool
-	start      time.Time
-	decision   policy.Decision
-	ticketID   string
+	// ticket is the ticket this call is about: the one the client
+	// presented, the one a preview issued, or an auto_ id. The audit
+	// records it.
+	ticket string
+	// held is the presented ticket as the store had it when the call
+	// arrived, if it is bound to this very call: looked up once, for the
+	// policy's ticket state and the approval check of the confirm.
+	held     *tickets.Ticket
+	force    bool
+	start    time.Time
+	decision policy.Decision
 	// canonical is the arguments' canonical JSON (what argsDigest hashes,
 	// and what a read sends the service).
 	canonical []byte
@@ -73,8 +79,10 @@ func (r *Router) serve(ctx context.Context, c *call, req mcp.CallToolRequest) (*
 		return errorResult(err), string(toolerr.CodeOf(err))
 	}
 	state := "none"
-	if t, ok := r.deps.Tickets.Get(c.ticket); ok && c.ticket != "" && t.Binding == r.binding(c) {
-		state = "valid"
+	if c.ticket != "" {
+		if t, ok := r.deps.Tickets.Get(c.ticket); ok && t.Binding == r.binding(c) {
+			c.held, state = &t, "valid"
+		}
 	}
 	in := r.input(c.id, c.e, policy.ActionCall, c.args, policy.Ticket{State: state, Force: c.force})
 	d, err := r.deps.Policy.Decide(ctx, in)
@@ -179,7 +187,6 @@ func (r *Router) parseArgs(c *call, req mcp.CallToolRequest) error {
 	// approval.Digest's value, from the bytes a read sends on.
 	sum := sha256.Sum256(canonical)
 	c.args, c.argsDigest, c.canonical = args, hex.EncodeToString(sum[:]), canonical
-	c.ticketID = c.ticket
 	return nil
 }
 
@@ -205,8 +212,8 @@ func (r *Router) preview(ctx context.Context, c *call) (*mcp.CallToolResult, str
 	}
 	preview := previewBody(res)
 	kind := c.decision.Approval
-	if kind != tickets.ApprovalHuman {
-		kind = tickets.ApprovalModel
+	if kind != approval.Human {
+		kind = approval.Model
 	}
 	// policy.Validate guarantees a positive TTL for confirm.
 	ttl := time.Duration(c.decision.TTLSeconds) * time.Second
@@ -214,12 +221,12 @@ func (r *Router) preview(ctx context.Context, c *call) (*mcp.CallToolResult, str
 	if err != nil {
 		return errorResult(toolerr.Wrap(toolerr.Busy, err, "too many open tickets; try again later")), string(toolerr.Busy)
 	}
-	c.ticketID = t.ID
+	c.ticket = t.ID
 	r.deps.Metrics.Ticket("issued")
 	rec := r.record(c, audit.EventTicket, "issued", 0)
 	rec.Approval = kind
 	r.deps.Audit.Log(rec)
-	if kind == tickets.ApprovalHuman {
+	if kind == approval.Human {
 		r.deps.Metrics.Ticket("pending")
 		if r.deps.OnPending != nil {
 			r.deps.OnPending(t)
@@ -238,10 +245,10 @@ func (r *Router) preview(ctx context.Context, c *call) (*mcp.CallToolResult, str
 	return success(body), "preview"
 }
 
-func nextStep(tool, ticket, kind string) string {
+func nextStep(tool, ticket string, kind approval.Kind) string {
 	s := fmt.Sprintf("Nothing has changed yet. Show this preview to the user and ask for explicit consent. "+
 		"Only if the user agrees, call %s again with exactly the same arguments plus \"confirm\": true and \"ticket\": %q.", tool, ticket)
-	if kind == tickets.ApprovalHuman {
+	if kind == approval.Human {
 		s += fmt.Sprintf(" This write also needs a person's approval outside this chat "+
 			"(the gateway's approval page, or `gateway approvals approve %s`); a confirm from the assistant alone is not consent.", ticket)
 	}
@@ -275,7 +282,8 @@ func (r *Router) applyWithoutTicket(ctx context.Context, c *call) (*mcp.CallTool
 	if digest == "" {
 		return errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned a preview without a digest", c.e.service)), string(toolerr.UpstreamUnavailable)
 	}
-	return r.apply(ctx, c, "auto_"+randomID(), digest, r.deps.Now().Add(time.Minute))
+	c.ticket = "auto_" + randomID()
+	return r.apply(ctx, c, digest, r.deps.Now().Add(time.Minute))
 }
 
 // errTruncatedPreview answers a preview cut by a result cap (the service's
@@ -296,11 +304,9 @@ func previewDigest(res *mcp.CallToolResult) string {
 
 // confirmTicket redeems the ticket and applies the write.
 func (r *Router) confirmTicket(ctx context.Context, c *call) (*mcp.CallToolResult, string) {
-	c.ticketID = c.ticket
 	// A ticket issued for the model's consent cannot carry a write the
 	// policy now wants a person for (data changed since the preview).
-	if t, ok := r.deps.Tickets.Get(c.ticket); ok && t.Binding == r.binding(c) &&
-		c.decision.Approval == tickets.ApprovalHuman && t.Approval != tickets.ApprovalHuman {
+	if c.held != nil && c.decision.Approval == approval.Human && c.held.Approval != approval.Human {
 		r.deps.Metrics.Ticket("rejected")
 		return errorResult(toolerr.New(toolerr.Forbidden,
 			"the policy now requires a person's approval for this write; nothing was changed — call without confirm for a new preview")), "ticket_rejected"
@@ -324,7 +330,7 @@ func (r *Router) confirmTicket(ctx context.Context, c *call) (*mcp.CallToolResul
 		return errorResult(toolerr.New(toolerr.Forbidden, "ticket refused: %s; nothing was changed — %s", err, ticketHint(err))), "ticket_rejected"
 	}
 	r.deps.Metrics.Ticket("confirmed")
-	return r.apply(ctx, c, t.ID, t.PreviewDigest, t.Expires)
+	return r.apply(ctx, c, t.PreviewDigest, t.Expires)
 }
 
 func ticketHint(err error) string {
@@ -340,16 +346,16 @@ func ticketHint(err error) string {
 	}
 }
 
-// apply signs an approval for the service and forwards the call.
-func (r *Router) apply(ctx context.Context, c *call, ticketID, previewDigest string, expires time.Time) (*mcp.CallToolResult, string) {
-	c.ticketID = ticketID
+// apply signs an approval for the service, bound to the call's ticket,
+// and forwards the call.
+func (r *Router) apply(ctx context.Context, c *call, previewDigest string, expires time.Time) (*mcp.CallToolResult, string) {
 	// The approval lives just long enough for this call.
 	if limit := r.deps.Now().Add(r.cfg.CallTimeout + 30*time.Second); expires.After(limit) {
 		expires = limit
 	}
 	token, err := r.deps.Signer.Sign(approval.Approval{
 		Service: c.e.service, Tool: c.e.upstream.Name, ArgsDigest: c.argsDigest,
-		PreviewDigest: previewDigest, TicketID: ticketID, Force: c.force, Expires: expires.Unix(),
+		PreviewDigest: previewDigest, TicketID: c.ticket, Force: c.force, Expires: expires.Unix(),
 	})
 	if err != nil {
 		return errorResult(toolerr.Wrap(toolerr.Internal, err, "could not sign the approval")), string(toolerr.Internal)
@@ -469,7 +475,7 @@ func (r *Router) record(c *call, event, outcome string, bytes int) audit.Record 
 	rec := audit.Record{
 		Time: r.deps.Now().UTC(), Event: event, Client: c.id.Client.Name, User: c.id.User, UserRole: c.id.UserRole,
 		Service: c.e.service, Tool: c.e.upstream.Name, Decision: c.decision.Decision,
-		Reason: c.decision.Reason, Approval: c.decision.Approval, TicketID: c.ticketID,
+		Reason: c.decision.Reason, Approval: c.decision.Approval, TicketID: c.ticket,
 		ArgsDigest: c.argsDigest, Outcome: outcome, Bytes: bytes,
 		// Lines about writes reach the sink before the gateway goes on;
 		// reads may wait for the next batch.

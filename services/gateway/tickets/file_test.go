@@ -11,6 +11,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/fakeclock"
 	"github.com/toolgate/toolgate/services/gateway/tickets"
 )
@@ -39,13 +40,13 @@ func TestTicketsSurviveReopen(t *testing.T) {
 	c := newClock()
 	path := filepath.Join(t.TempDir(), "tickets.db")
 	s := openFile(t, path, c)
-	ready := issue(t, s, tickets.ApprovalModel)
-	pending, err := s.Issue(base, "sha256:preview", tickets.ApprovalHuman, ttl, json.RawMessage(`{"to":"unlocked"}`), tickets.WithReason("destructive write needs human approval"))
+	ready := issue(t, s, approval.Model)
+	pending, err := s.Issue(base, "sha256:preview", approval.Human, ttl, json.RawMessage(`{"to":"unlocked"}`), tickets.WithReason("destructive write needs human approval"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A preview that is not JSON comes back byte for byte too.
-	odd, err := s.Issue(base, "sha256:p2", tickets.ApprovalModel, ttl, json.RawMessage("not json \xff"))
+	odd, err := s.Issue(base, "sha256:p2", approval.Model, ttl, json.RawMessage("not json \xff"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestUsedTicketStaysUsedAcrossReopen(t *testing.T) {
 	c := newClock()
 	path := filepath.Join(t.TempDir(), "tickets.db")
 	s := openFile(t, path, c)
-	tk := issue(t, s, tickets.ApprovalModel)
+	tk := issue(t, s, approval.Model)
 	if _, err := s.Redeem(tk.ID, base); err != nil {
 		t.Fatal(err)
 	}
@@ -84,9 +85,9 @@ func TestDecisionsSurviveReopen(t *testing.T) {
 	c := newClock()
 	path := filepath.Join(t.TempDir(), "tickets.db")
 	s := openFile(t, path, c)
-	approvedBefore := issue(t, s, tickets.ApprovalHuman)
-	approvedAfter := issue(t, s, tickets.ApprovalHuman)
-	denied := issue(t, s, tickets.ApprovalHuman)
+	approvedBefore := issue(t, s, approval.Human)
+	approvedAfter := issue(t, s, approval.Human)
+	denied := issue(t, s, approval.Human)
 	if _, err := s.Approve(approvedBefore.ID, "ann"); err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +115,11 @@ func TestExpiredTicketsArePrunedFromTheFile(t *testing.T) {
 	c := newClock()
 	path := filepath.Join(t.TempDir(), "tickets.db")
 	s := openFile(t, path, c)
-	short, err := s.Issue(base, "sha256:p", tickets.ApprovalModel, time.Minute, nil)
+	short, err := s.Issue(base, "sha256:p", approval.Model, time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	long := issue(t, s, tickets.ApprovalModel)
+	long := issue(t, s, approval.Model)
 	c.Advance(2 * time.Minute)
 	if n := s.Prune(); n != 1 {
 		t.Fatalf("pruned %d, want 1", n)
@@ -162,7 +163,7 @@ func TestTicketFileIsPrivate(t *testing.T) {
 func TestUnreadableTicketFileIsRefused(t *testing.T) {
 	good := func(t *testing.T, path string) {
 		s := openFile(t, path, newClock())
-		issue(t, s, tickets.ApprovalModel)
+		issue(t, s, approval.Model)
 		s.Close()
 	}
 	rewrite := func(f func(b *bolt.Bucket, meta *bolt.Bucket) error) func(*testing.T, string) {
@@ -255,12 +256,12 @@ func TestSecondGatewayCannotShareTheFile(t *testing.T) {
 func TestWriteFailureChangesNothing(t *testing.T) {
 	c := newClock()
 	s := openFile(t, filepath.Join(t.TempDir(), "tickets.db"), c)
-	ready := issue(t, s, tickets.ApprovalModel)
-	pending := issue(t, s, tickets.ApprovalHuman)
+	ready := issue(t, s, approval.Model)
+	pending := issue(t, s, approval.Human)
 	if err := tickets.BreakFile(s); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Issue(base, "sha256:p", tickets.ApprovalModel, ttl, nil); !errors.Is(err, tickets.ErrStore) {
+	if _, err := s.Issue(base, "sha256:p", approval.Model, ttl, nil); !errors.Is(err, tickets.ErrStore) {
 		t.Errorf("issue with a broken file: %v, want ErrStore", err)
 	}
 	if _, err := s.Redeem(ready.ID, base); !errors.Is(err, tickets.ErrStore) {

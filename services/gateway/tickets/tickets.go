@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/approval"
 )
 
 // State is where a ticket is in its life.
@@ -28,12 +30,6 @@ const (
 	Used State = "used"
 	// Denied was refused by a person.
 	Denied State = "denied"
-)
-
-// Approval kinds, as the policy names them.
-const (
-	ApprovalModel = "model"
-	ApprovalHuman = "human"
 )
 
 // DefaultTTL is the lifetime of a ticket issued with a ttl <= 0.
@@ -55,7 +51,7 @@ type Ticket struct {
 	ID string `json:"id"`
 	Binding
 	PreviewDigest string          `json:"preview_digest"`
-	Approval      string          `json:"approval"`
+	Approval      approval.Kind   `json:"approval"`
 	State         State           `json:"state"`
 	Reason        string          `json:"reason,omitempty"`
 	Preview       json.RawMessage `json:"preview,omitempty"`
@@ -117,10 +113,11 @@ type IssueOption func(*Ticket)
 // person who approves).
 func WithReason(reason string) IssueOption { return func(t *Ticket) { t.Reason = reason } }
 
-// Issue creates a ticket. approvalKind "human" starts it Pending; so does
-// any kind other than "model" or empty, so a misspelt policy answer fails
-// closed. A ttl <= 0 means DefaultTTL (a zero ttl would issue a dead ticket).
-func (s *Store) Issue(b Binding, previewDigest, approvalKind string, ttl time.Duration, preview json.RawMessage, opts ...IssueOption) (Ticket, error) {
+// Issue creates a ticket. Kind approval.Human starts it Pending; so does
+// any kind other than approval.Model or empty, so a misspelt policy answer
+// fails closed. A ttl <= 0 means DefaultTTL (a zero ttl would issue a dead
+// ticket).
+func (s *Store) Issue(b Binding, previewDigest string, approvalKind approval.Kind, ttl time.Duration, preview json.RawMessage, opts ...IssueOption) (Ticket, error) {
 	id, err := newID()
 	if err != nil {
 		return Ticket{}, err
@@ -135,7 +132,7 @@ func (s *Store) Issue(b Binding, previewDigest, approvalKind string, ttl time.Du
 		// person is shown and approves.
 		State: Ready, Preview: bytes.Clone(preview), Created: now, Expires: now.Add(ttl),
 	}
-	if approvalKind != ApprovalModel && approvalKind != "" {
+	if approvalKind != approval.Model && approvalKind != "" {
 		t.State = Pending
 	}
 	for _, o := range opts {

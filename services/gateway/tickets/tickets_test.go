@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/fakeclock"
 	"github.com/toolgate/toolgate/services/gateway/tickets"
 )
@@ -25,7 +26,7 @@ var base = tickets.Binding{
 
 const ttl = 10 * time.Minute
 
-func issue(t *testing.T, s *tickets.Store, kind string) tickets.Ticket {
+func issue(t *testing.T, s *tickets.Store, kind approval.Kind) tickets.Ticket {
 	t.Helper()
 	tk, err := s.Issue(base, "sha256:preview", kind, ttl, json.RawMessage(`{"to":"unlocked"}`))
 	if err != nil {
@@ -37,7 +38,7 @@ func issue(t *testing.T, s *tickets.Store, kind string) tickets.Ticket {
 func TestIssue(t *testing.T) {
 	c := newClock()
 	s := tickets.NewStore(c.Now, 1000, 0)
-	tk := issue(t, s, tickets.ApprovalModel)
+	tk := issue(t, s, approval.Model)
 	if !strings.HasPrefix(tk.ID, "tkt_") || len(tk.ID) != 36 {
 		t.Errorf("id = %q", tk.ID)
 	}
@@ -47,7 +48,7 @@ func TestIssue(t *testing.T) {
 	}
 	ids := map[string]bool{tk.ID: true}
 	for range 200 {
-		id := issue(t, s, tickets.ApprovalModel).ID
+		id := issue(t, s, approval.Model).ID
 		if ids[id] {
 			t.Fatalf("duplicate id %s", id)
 		}
@@ -57,12 +58,12 @@ func TestIssue(t *testing.T) {
 
 func TestIssueStates(t *testing.T) {
 	tests := []struct {
-		kind string
+		kind approval.Kind
 		want tickets.State
 	}{
-		{tickets.ApprovalModel, tickets.Ready},
+		{approval.Model, tickets.Ready},
 		{"", tickets.Ready},
-		{tickets.ApprovalHuman, tickets.Pending},
+		{approval.Human, tickets.Pending},
 		// A kind the store does not know fails closed: a person decides.
 		{"Human", tickets.Pending},
 		{"operator", tickets.Pending},
@@ -79,7 +80,7 @@ func TestIssueDefaultsTTLAndCopiesPreview(t *testing.T) {
 	c := newClock()
 	s := tickets.NewStore(c.Now, 10, 0)
 	preview := []byte(`{"to":"unlocked"}`)
-	tk, err := s.Issue(base, "pd", tickets.ApprovalModel, 0, preview)
+	tk, err := s.Issue(base, "pd", approval.Model, 0, preview)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestIssueDefaultsTTLAndCopiesPreview(t *testing.T) {
 
 func TestRedeemSingleUse(t *testing.T) {
 	s := tickets.NewStore(newClock().Now, 10, 0)
-	tk := issue(t, s, tickets.ApprovalModel)
+	tk := issue(t, s, approval.Model)
 	got, err := s.Redeem(tk.ID, base)
 	if err != nil || got.State != tickets.Used || got.ID != tk.ID {
 		t.Fatalf("first redeem: %+v, %v", got, err)
@@ -126,7 +127,7 @@ func TestRedeemMismatch(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tickets.NewStore(newClock().Now, 10, 0)
-			tk := issue(t, s, tickets.ApprovalModel)
+			tk := issue(t, s, approval.Model)
 			other := base
 			tc.change(&other)
 			got, err := s.Redeem(tk.ID, other)
@@ -149,8 +150,8 @@ func TestRedeemMismatch(t *testing.T) {
 func TestExpiry(t *testing.T) {
 	c := newClock()
 	s := tickets.NewStore(c.Now, 10, 0)
-	early := issue(t, s, tickets.ApprovalModel)
-	late := issue(t, s, tickets.ApprovalModel)
+	early := issue(t, s, approval.Model)
+	late := issue(t, s, approval.Model)
 	c.Advance(ttl - time.Nanosecond)
 	if _, err := s.Redeem(early.ID, base); err != nil {
 		t.Fatalf("just before expiry: %v", err)
@@ -170,7 +171,7 @@ func TestExpiry(t *testing.T) {
 func TestHumanApproval(t *testing.T) {
 	c := newClock()
 	s := tickets.NewStore(c.Now, 10, 0)
-	tk := issue(t, s, tickets.ApprovalHuman)
+	tk := issue(t, s, approval.Human)
 	if tk.State != tickets.Pending {
 		t.Fatalf("state %s", tk.State)
 	}
@@ -199,7 +200,7 @@ func TestHumanApproval(t *testing.T) {
 
 func TestDenyIsForever(t *testing.T) {
 	s := tickets.NewStore(newClock().Now, 10, 0)
-	tk := issue(t, s, tickets.ApprovalHuman)
+	tk := issue(t, s, approval.Human)
 	got, err := s.Deny(tk.ID, "bob")
 	if err != nil || got.State != tickets.Denied || got.DecidedBy != "bob" {
 		t.Fatalf("deny: %+v, %v", got, err)
@@ -223,7 +224,7 @@ func TestDenyIsForever(t *testing.T) {
 func TestDecideErrors(t *testing.T) {
 	c := newClock()
 	s := tickets.NewStore(c.Now, 10, 0)
-	model := issue(t, s, tickets.ApprovalModel)
+	model := issue(t, s, approval.Model)
 	if _, err := s.Approve(model.ID, "alice"); !errors.Is(err, tickets.ErrDecided) {
 		t.Fatalf("approve a model ticket: %v", err)
 	}
@@ -233,7 +234,7 @@ func TestDecideErrors(t *testing.T) {
 	if _, err := s.Deny("tkt_unknown", "alice"); !errors.Is(err, tickets.ErrUnknown) {
 		t.Fatalf("deny unknown: %v", err)
 	}
-	human := issue(t, s, tickets.ApprovalHuman)
+	human := issue(t, s, approval.Human)
 	c.Advance(ttl)
 	if _, err := s.Approve(human.ID, "alice"); !errors.Is(err, tickets.ErrExpired) {
 		t.Fatalf("approve after expiry: %v", err)
@@ -252,24 +253,24 @@ func TestDecideErrors(t *testing.T) {
 func TestFullAndPrune(t *testing.T) {
 	c := newClock()
 	s := tickets.NewStore(c.Now, 3, 0)
-	used := issue(t, s, tickets.ApprovalModel)
+	used := issue(t, s, approval.Model)
 	if _, err := s.Redeem(used.ID, base); err != nil {
 		t.Fatal(err)
 	}
-	denied := issue(t, s, tickets.ApprovalHuman)
+	denied := issue(t, s, approval.Human)
 	if _, err := s.Deny(denied.ID, "bob"); err != nil {
 		t.Fatal(err)
 	}
 	c.Advance(time.Minute)
-	pending := issue(t, s, tickets.ApprovalHuman)
-	if _, err := s.Issue(base, "pd", tickets.ApprovalModel, ttl, nil); !errors.Is(err, tickets.ErrFull) {
+	pending := issue(t, s, approval.Human)
+	if _, err := s.Issue(base, "pd", approval.Model, ttl, nil); !errors.Is(err, tickets.ErrFull) {
 		t.Fatalf("issue at capacity: %v", err)
 	}
 	// Nothing has expired yet, so pruning frees nothing.
 	if n := s.Prune(); n != 0 {
 		t.Fatalf("Prune = %d", n)
 	}
-	if _, err := s.Issue(base, "pd", tickets.ApprovalModel, ttl, nil); !errors.Is(err, tickets.ErrFull) {
+	if _, err := s.Issue(base, "pd", approval.Model, ttl, nil); !errors.Is(err, tickets.ErrFull) {
 		t.Fatalf("issue at capacity after a no-op prune: %v", err)
 	}
 
@@ -284,15 +285,15 @@ func TestFullAndPrune(t *testing.T) {
 	if _, ok := s.Get(pending.ID); !ok {
 		t.Fatal("live ticket was pruned")
 	}
-	a := issue(t, s, tickets.ApprovalModel)
-	issue(t, s, tickets.ApprovalModel)
-	if _, err := s.Issue(base, "pd", tickets.ApprovalModel, ttl, nil); !errors.Is(err, tickets.ErrFull) {
+	a := issue(t, s, approval.Model)
+	issue(t, s, approval.Model)
+	if _, err := s.Issue(base, "pd", approval.Model, ttl, nil); !errors.Is(err, tickets.ErrFull) {
 		t.Fatalf("full again: %v", err)
 	}
 
 	// Issue prunes by itself when full and something has expired.
 	c.Advance(time.Minute)
-	if _, err := s.Issue(base, "pd", tickets.ApprovalModel, ttl, nil); err != nil {
+	if _, err := s.Issue(base, "pd", approval.Model, ttl, nil); err != nil {
 		t.Fatalf("issue after pending expired: %v", err)
 	}
 	if _, ok := s.Get(pending.ID); ok {
@@ -311,15 +312,15 @@ func TestList(t *testing.T) {
 	c := newClock()
 	s := tickets.NewStore(c.Now, 100, 0)
 	var want []string
-	first := issue(t, s, tickets.ApprovalHuman)
+	first := issue(t, s, approval.Human)
 	c.Advance(time.Second)
 	// Two at the same instant: ordered by id.
-	x, y := issue(t, s, tickets.ApprovalModel), issue(t, s, tickets.ApprovalHuman)
+	x, y := issue(t, s, approval.Model), issue(t, s, approval.Human)
 	if y.ID < x.ID {
 		x, y = y, x
 	}
 	c.Advance(time.Second)
-	last := issue(t, s, tickets.ApprovalHuman)
+	last := issue(t, s, approval.Human)
 	want = []string{first.ID, x.ID, y.ID, last.ID}
 
 	ids := func(list []tickets.Ticket) []string {
@@ -369,7 +370,7 @@ func TestList(t *testing.T) {
 
 func TestConcurrentRedeem(t *testing.T) {
 	s := tickets.NewStore(nil, 10, 0)
-	tk := issue(t, s, tickets.ApprovalModel)
+	tk := issue(t, s, approval.Model)
 	const n = 50
 	errs := make([]error, n)
 	var start, done sync.WaitGroup
@@ -401,14 +402,14 @@ func TestConcurrentRedeem(t *testing.T) {
 func TestOneClientCannotTakeAllTickets(t *testing.T) {
 	s := tickets.NewStore(nil, 20, 2)
 	for i := range 2 {
-		if _, err := s.Issue(tickets.Binding{Client: "loop", ArgsDigest: string(rune('a' + i))}, "p", tickets.ApprovalModel, time.Minute, nil); err != nil {
+		if _, err := s.Issue(tickets.Binding{Client: "loop", ArgsDigest: string(rune('a' + i))}, "p", approval.Model, time.Minute, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.Issue(tickets.Binding{Client: "loop"}, "p", tickets.ApprovalModel, time.Minute, nil); !errors.Is(err, tickets.ErrFull) {
+	if _, err := s.Issue(tickets.Binding{Client: "loop"}, "p", approval.Model, time.Minute, nil); !errors.Is(err, tickets.ErrFull) {
 		t.Fatalf("a third open ticket for one client: %v", err)
 	}
-	if _, err := s.Issue(tickets.Binding{Client: "other"}, "p", tickets.ApprovalModel, time.Minute, nil); err != nil {
+	if _, err := s.Issue(tickets.Binding{Client: "other"}, "p", approval.Model, time.Minute, nil); err != nil {
 		t.Fatalf("another client was crowded out: %v", err)
 	}
 }
