@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/fakeclock"
 	"github.com/toolgate/toolgate/services/gateway/tickets"
 )
@@ -24,7 +25,7 @@ func BenchmarkIssueAndRedeem(b *testing.B) {
 				c.Advance(2 * time.Minute)
 				s.Prune()
 			}
-			t, err := s.Issue(base, "sha256:p", tickets.ApprovalModel, time.Minute, preview)
+			t, err := s.Issue(base, "sha256:p", approval.Model, time.Minute, preview)
 			if err != nil {
 				b.Fatal(err)
 			}
