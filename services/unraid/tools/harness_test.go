@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -49,3 +51,10 @@ func newHarness(t testing.TB, key string, opts fakeunraid.Options, perWindow int
 	svc.now = func() time.Time { return testNow }
 	return &harness{fake: fake, svc: svc, hc: hc}
 }
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func slicesContains(s []string, v string) bool { return slices.Contains(s, v) }

@@ -1,0 +1,244 @@
+package tools
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/capture"
+	"github.com/toolgate/toolgate/services/gateway/app"
+	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
+	"github.com/toolgate/toolgate/services/unraid/fakeunraid"
+)
+
+// startGateway runs the unraid tools (with key against the demo fake)
+// behind a real gateway. Clients: "operator" is in group nas, "openwebui"
+// in users (which may not use unraid), "kiosk" in readonly.
+func startGateway(t *testing.T, key string, writes bool) (*harness, *gatewaytest.Gateway) {
+	t.Helper()
+	h := newHarness(t, key, fakeunraid.Options{}, 0)
+	tokens, bearer := gatewaytest.ClientTokens(t, map[string][]string{"operator": {"nas"}, "openwebui": {"users"}, "kiosk": {"readonly"}})
+	g := gatewaytest.Start(t, gatewaytest.Options{Service: "unraid", Tools: h.svc.Tools(), AllowWrites: writes,
+		Secrets: [][]byte{[]byte(viewerKey), []byte(adminKey)}, Instructions: Instructions,
+		Config: func(c *app.Config) { c.Tokens = tokens }})
+	for name, tok := range bearer {
+		g.Tokens[name] = tok
+	}
+	t.Cleanup(func() { g.NoLeaks(t, []string{viewerKey, adminKey}, nil) })
+	return h, g
+}
+
+func with(args map[string]any, extra map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range args {
+		out[k] = v
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
+// mutations counts the mutations the fake received.
+func mutations(h *harness) []string {
+	var out []string
+	for _, c := range h.fake.Calls() {
+		if c.Mutation {
+			out = append(out, c.Operation)
+		}
+	}
+	return out
+}
+
+// A container stop: the preview shows the container and changes nothing,
+// a changed scope or another client cannot use the ticket, confirm stops
+// it exactly once, a replay is refused.
+func TestContainerStopFlow(t *testing.T) {
+	h, g := startGateway(t, adminKey, true)
+	c := g.Client("operator", "ann@example.org")
+	args := map[string]any{"container": "sonarr", "action": "stop"}
+
+	prev, isErr := gatewaytest.Call(t, c, "unraid_container_control", args)
+	if isErr || prev["status"] != "confirmation_required" || prev["approval"] != "model" || len(mutations(h)) != 0 {
+		t.Fatalf("preview: %v, mutations %v", prev, mutations(h))
+	}
+	if !strings.Contains(g.Wire.String(), `"current_state":"RUNNING"`) || !strings.Contains(g.Wire.String(), "linuxserver/sonarr") {
+		t.Fatal("the preview did not show the container's current state and image")
+	}
+	ticket := prev["ticket"]
+	changed, isErr := gatewaytest.Call(t, c, "unraid_container_control", with(args, map[string]any{"container": "radarr", "confirm": true, "ticket": ticket}))
+	if !isErr || gatewaytest.ErrorCode(changed) != "forbidden" || len(mutations(h)) != 0 {
+		t.Fatalf("changed scope: %v", changed)
+	}
+	done, isErr := gatewaytest.Call(t, c, "unraid_container_control", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	if isErr || len(mutations(h)) != 1 || mutations(h)[0] != "ContainerStop" {
+		t.Fatalf("confirm: %v, mutations %v", done, mutations(h))
+	}
+	again, isErr := gatewaytest.Call(t, c, "unraid_container_control", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	if !isErr || gatewaytest.ErrorCode(again) != "forbidden" || len(mutations(h)) != 1 {
+		t.Fatalf("replay: %v", again)
+	}
+	list, _ := gatewaytest.Call(t, c, "unraid_container_list", map[string]any{"name": "sonarr"})
+	if !strings.Contains(jsonOf(list), `"state":"EXITED"`) {
+		t.Fatalf("sonarr not stopped: %v", list)
+	}
+}
+
+// A parity check needs a person: confirm before approval does nothing;
+// after the approval it is requested exactly once.
+func TestParityCheckNeedsAPerson(t *testing.T) {
+	h, g := startGateway(t, adminKey, true)
+	c := g.Client("operator", "ann@example.org")
+	args := map[string]any{"action": "start", "correct": true}
+	prev, isErr := gatewaytest.Call(t, c, "unraid_parity_check", args)
+	if isErr || prev["approval"] != "human" || !strings.Contains(g.Wire.String(), "WRITES corrections") {
+		t.Fatalf("preview: %v", prev)
+	}
+	ticket := prev["ticket"].(string)
+	early, _ := gatewaytest.Call(t, c, "unraid_parity_check", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	if early["status"] != "pending" || len(mutations(h)) != 0 {
+		t.Fatalf("confirm before approval: %v", early)
+	}
+	if code := g.Approve(ticket); code != 200 {
+		t.Fatalf("approve: HTTP %d", code)
+	}
+	done, isErr := gatewaytest.Call(t, c, "unraid_parity_check", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	if isErr || len(mutations(h)) != 1 || mutations(h)[0] != "ParityStart" {
+		t.Fatalf("confirm: %v, mutations %v", done, mutations(h))
+	}
+	if v := h.fake.Calls()[len(h.fake.Calls())-1].Vars["correct"]; v != true {
+		t.Fatalf("correct not sent: %v", v)
+	}
+}
+
+// Previews refuse what would do nothing or makes no sense, before any
+// ticket: starting a running container, pausing a check that does not
+// run, archiving a notification that is not unread.
+func TestPreviewsRefuseNoOps(t *testing.T) {
+	h, g := startGateway(t, adminKey, true)
+	c := g.Client("operator", "")
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		code string
+		has  string
+	}{
+		{"unraid_container_control", map[string]any{"container": "plex", "action": "start"}, "invalid_argument", "already running"},
+		{"unraid_container_control", map[string]any{"container": "nextcloud", "action": "restart"}, "invalid_argument", "use action start"},
+		{"unraid_container_control", map[string]any{"container": "ghost", "action": "stop"}, "not_found", "unraid_container_list"},
+		{"unraid_vm_control", map[string]any{"vm": "Windows 11", "action": "stop"}, "invalid_argument", "already stopped"},
+		{"unraid_parity_check", map[string]any{"action": "pause"}, "invalid_argument", "no parity check is running"},
+		{"unraid_parity_check", map[string]any{"action": "cancel", "correct": true}, "invalid_argument", "only to action start"},
+		{"unraid_notification_archive", map[string]any{"ids": []any{fakeunraid.DemoServerID + ":1730000000-array"}}, "not_found", "not unread"},
+	} {
+		got, isErr := gatewaytest.Call(t, c, tc.tool, tc.args)
+		if !isErr || gatewaytest.ErrorCode(got) != tc.code || !strings.Contains(jsonOf(got), tc.has) || got["ticket"] != nil {
+			t.Errorf("%s %v: %v", tc.tool, tc.args, got)
+		}
+	}
+	if m := mutations(h); len(m) != 0 {
+		t.Fatalf("a refused preview reached Unraid: %v", m)
+	}
+}
+
+// VM start and notification archive apply what the preview showed.
+func TestVMAndArchiveFlows(t *testing.T) {
+	h, g := startGateway(t, adminKey, true)
+	c := g.Client("operator", "")
+	for _, tc := range []struct {
+		tool, op string
+		args     map[string]any
+	}{
+		{"unraid_vm_control", "VMStart", map[string]any{"vm": "Windows 11", "action": "start"}},
+		{"unraid_notification_archive", "ArchiveNotifications", map[string]any{"ids": []any{fakeunraid.DemoServerID + ":1733206800-docker-update", "1733200000-disk2-temp"}}},
+	} {
+		prev, isErr := gatewaytest.Call(t, c, tc.tool, tc.args)
+		if isErr || prev["ticket"] == nil {
+			t.Fatalf("%s preview: %v", tc.tool, prev)
+		}
+		done, isErr := gatewaytest.Call(t, c, tc.tool, with(tc.args, map[string]any{"confirm": true, "ticket": prev["ticket"]}))
+		if isErr || !slicesContains(mutations(h), tc.op) {
+			t.Fatalf("%s confirm: %v, mutations %v", tc.tool, done, mutations(h))
+		}
+	}
+	got, _ := gatewaytest.Call(t, c, "unraid_notification_list", map[string]any{})
+	if !strings.Contains(jsonOf(got), `"returned":2`) {
+		t.Fatalf("two notifications should be left unread: %v", got)
+	}
+}
+
+// With a VIEWER key the actions are refused by Unraid and said so; nothing
+// changes.
+func TestViewerKeyCannotManage(t *testing.T) {
+	h, g := startGateway(t, viewerKey, true)
+	c := g.Client("operator", "")
+	args := map[string]any{"container": "sonarr", "action": "restart"}
+	defer func() {
+		if m := mutations(h); len(m) != 1 {
+			t.Errorf("want exactly the one refused mutation, got %v", m)
+		}
+	}()
+	prev, _ := gatewaytest.Call(t, c, "unraid_container_control", args)
+	done, isErr := gatewaytest.Call(t, c, "unraid_container_control", with(args, map[string]any{"confirm": true, "ticket": prev["ticket"]}))
+	if !isErr || gatewaytest.ErrorCode(done) != "auth_failed" || !strings.Contains(jsonOf(done), "more than the VIEWER role") {
+		t.Fatalf("viewer key: %v", done)
+	}
+}
+
+// Without UNRAID_ALLOW_WRITES no action exists, whatever a client sends;
+// a client whose group may not use unraid sees nothing of it; a read-only
+// group reads. Both Go MCP clients, and no key anywhere.
+func TestGatewayReadsAndAbsentWrites(t *testing.T) {
+	h, g := startGateway(t, viewerKey, false)
+	op := g.Client("operator", "")
+	list, err := op.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range list.Tools {
+		if strings.HasSuffix(tl.Name, "_control") || tl.Name == "unraid_parity_check" || tl.Name == "unraid_notification_archive" {
+			t.Fatalf("action %s listed without UNRAID_ALLOW_WRITES", tl.Name)
+		}
+	}
+	res, err := op.CallTool(t.Context(), callReq("unraid_container_control", map[string]any{"container": "sonarr", "action": "stop", "confirm": true, "ticket": "forged"}))
+	if err == nil && !res.IsError {
+		t.Fatalf("an action ran without UNRAID_ALLOW_WRITES: %v", res)
+	}
+	// Groups users and readonly are not given unraid by the shipped data.
+	for _, name := range []string{"openwebui", "kiosk"} {
+		res, err := g.Client(name, "").CallTool(t.Context(), callReq("unraid_array_status", map[string]any{}))
+		if err == nil && !res.IsError {
+			t.Fatalf("%s read unraid: %v", name, res)
+		}
+	}
+	before := len(h.fake.Calls())
+	if got, isErr := gatewaytest.Call(t, op, "unraid_array_status", map[string]any{}); isErr || len(h.fake.Calls()) != before+1 {
+		t.Fatalf("operator read: %v", got)
+	}
+
+	// The official SDK client reads as well.
+	wire := &capture.Buffer{}
+	sc := sdk.NewClient(&sdk.Implementation{Name: "unraid-test", Version: "1"}, nil)
+	s, err := sc.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: g.URL + "/mcp",
+		HTTPClient: gatewaytest.RecordingClient(wire, map[string]string{"Authorization": "Bearer " + g.Tokens["operator"]})}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	r, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "unraid_container_logs", Arguments: map[string]any{"container": "nextcloud", "lines": 2}})
+	if err != nil || r.IsError || !strings.Contains(wire.String(), "Allowed memory size") {
+		t.Fatalf("sdk read: %v %v", err, r)
+	}
+	if m := mutations(h); len(m) != 0 {
+		t.Fatalf("mutations without writes: %v", m)
+	}
+	g.NoLeaks(t, []string{viewerKey, adminKey}, map[string]string{"sdk wire": wire.String()})
+}
+
+func callReq(name string, args map[string]any) mcp.CallToolRequest {
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = name, args
+	return req
+}
