@@ -81,10 +81,11 @@ type Tool struct {
 	// arguments' schema is derived from its input type (see InputSchema).
 	Handler *Handler
 
-	// Schema, Read and Write are the untyped form, kept while services
-	// move to Handler: Schema is the strict JSON Schema of the arguments
-	// (an object with additionalProperties false), and exactly one of Read
-	// and Write is set.
+	// Schema, Read and Write are the untyped form, for a tool whose
+	// schema comes from elsewhere (a relay mirroring another MCP server's
+	// tools); every other tool uses Handler. Schema is the strict JSON
+	// Schema of the arguments (an object with additionalProperties false),
+	// and exactly one of Read and Write is set.
 	Schema json.RawMessage
 	Read   ReadFunc
 	Write  *Write
