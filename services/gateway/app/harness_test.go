@@ -245,14 +245,7 @@ func (h *harness) client(clientName, user, path string, opts ...client.ClientOpt
 // call runs a tool and returns its structured content as a map.
 func call(t *testing.T, c *client.Client, tool string, args map[string]any) (map[string]any, bool) {
 	t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := c.CallTool(t.Context(), req)
-	if err != nil {
-		t.Fatalf("call %s: %v", tool, err)
-	}
-	return structured(t, res), res.IsError
+	return gatewaytest.Call(t, c, tool, args)
 }
 
 func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
