@@ -26,6 +26,7 @@ import (
 	"github.com/toolgate/toolgate/services/gateway/pins"
 	"github.com/toolgate/toolgate/services/gateway/policy"
 	"github.com/toolgate/toolgate/services/gateway/router"
+	"github.com/toolgate/toolgate/services/gateway/sessions"
 	"github.com/toolgate/toolgate/services/gateway/tickets"
 )
 
@@ -82,6 +83,8 @@ type Config struct {
 	// be written together (lines about writes and tickets never wait);
 	// Close writes whatever waits. Zero writes every line at once.
 	AuditBatch time.Duration
+	// Sessions bounds the MCP sessions of clients (zero fields: defaults).
+	Sessions sessions.Config
 }
 
 // Gateway is the assembled gateway.
@@ -93,6 +96,8 @@ type Gateway struct {
 	Pins    *pins.Store
 	Metrics *metrics.Metrics
 	Policy  policy.Engine
+	// Sessions holds the MCP sessions of clients.
+	Sessions *sessions.Store
 	// Page is the approval page on the admin listener (nil without an
 	// admin token); Notifier tells people a ticket waits.
 	Page     *approvals.Page
@@ -161,11 +166,14 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 			ticketStore.Close()
 		}
 	}()
+	sessionCfg := cfg.Sessions
+	sessionCfg.Now = o.Now
 	g := &Gateway{
-		Tickets: ticketStore,
-		Pins:    pinStore,
-		Metrics: metrics.New(),
-		Policy:  engine,
+		Tickets:  ticketStore,
+		Pins:     pinStore,
+		Metrics:  metrics.New(),
+		Policy:   engine,
+		Sessions: sessions.New(sessionCfg),
 	}
 	auditLog := audit.New(o.Audit)
 	if cfg.AuditBatch > 0 {
@@ -195,7 +203,7 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	}, router.Deps{
 		Policy: engine, Tickets: g.Tickets, Pins: g.Pins, Signer: signer,
 		Audit: auditLog, Metrics: g.Metrics, Logger: o.Logger, Now: o.Now, Backends: routed,
-		OnPending: onPending,
+		OnPending: onPending, Sessions: g.Sessions,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)

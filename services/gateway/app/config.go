@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/services/gateway/approvals"
 	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/sessions"
 )
 
 // Environment settings of the gateway. Secrets are read from the files
@@ -46,6 +47,10 @@ const (
 	EnvRefreshInterval    = "TOOLGATE_REFRESH_INTERVAL"
 	EnvLogLevel           = "TOOLGATE_LOG_LEVEL"
 	EnvAuditBatch         = "TOOLGATE_AUDIT_BATCH"
+	EnvSessionsPerClient  = "TOOLGATE_SESSIONS_PER_CLIENT"
+	EnvSessionsMax        = "TOOLGATE_SESSIONS_MAX"
+	EnvInitializeRate     = "TOOLGATE_INITIALIZE_PER_MINUTE"
+	EnvInitializeBurst    = "TOOLGATE_INITIALIZE_BURST"
 )
 
 // ServiceTokenSetting is the secret setting of one service's token:
@@ -76,6 +81,12 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		ServiceConcurrency: l.Int(EnvServiceConcurrency, 16, 1, 1024),
 		RefreshInterval:    l.Duration(EnvRefreshInterval, time.Minute),
 		AuditBatch:         l.Duration(EnvAuditBatch, 200*time.Millisecond),
+		Sessions: sessions.Config{
+			PerClient:            l.Int(EnvSessionsPerClient, sessions.DefaultPerClient, 1, 10_000),
+			Total:                l.Int(EnvSessionsMax, sessions.DefaultTotal, 1, 100_000),
+			InitializesPerMinute: l.Int(EnvInitializeRate, sessions.DefaultInitializesPerMin, 1, 60_000),
+			InitializeBurst:      l.Int(EnvInitializeBurst, sessions.DefaultInitializeBurst, 1, 10_000),
+		},
 	}
 	cfg.AdminToken, _ = l.OptionalSecret(EnvAdminToken)
 	if u := l.URL(EnvApprovalURL, ""); u != nil {

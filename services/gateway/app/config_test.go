@@ -10,6 +10,7 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/services/gateway/app"
 	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/sessions"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -75,6 +76,9 @@ func TestLoadConfig(t *testing.T) {
 		{"notification URL not http", with(map[string]string{app.EnvNotifyWebhookURL: "ftp://hooks/x"}), []string{app.EnvNotifyWebhookURL}},
 		{"bad duration and int", with(map[string]string{app.EnvCallTimeout: "soon", app.EnvMaxResultBytes: "lots"}), []string{app.EnvCallTimeout, app.EnvMaxResultBytes}},
 		{"bad audit batch", with(map[string]string{app.EnvAuditBatch: "0"}), []string{app.EnvAuditBatch}},
+		{"session and initialize bounds out of range", with(map[string]string{
+			app.EnvSessionsPerClient: "0", app.EnvSessionsMax: "many", app.EnvInitializeRate: "-1", app.EnvInitializeBurst: "100000",
+		}), []string{app.EnvSessionsPerClient, app.EnvSessionsMax, app.EnvInitializeRate, app.EnvInitializeBurst}},
 		{"public URL not absolute", with(map[string]string{app.EnvPublicURL: "gateway:8080"}), []string{app.EnvPublicURL}},
 		{"public URL with a query", with(map[string]string{app.EnvPublicURL: "https://lab.example/tg?x=1"}), []string{app.EnvPublicURL}},
 		{"public URL with credentials", with(map[string]string{app.EnvPublicURL: "https://u:p@lab.example/"}), []string{app.EnvPublicURL}},
@@ -102,7 +106,9 @@ func TestLoadConfig(t *testing.T) {
 				}
 				if len(cfg.Services) != 2 || cfg.Services[1].Name != "web" || string(cfg.Services[0].Token) != serviceToken ||
 					cfg.CallTimeout != 90*time.Second || cfg.Listen != ":8080" || cfg.AdminListen != "127.0.0.1:8081" || cfg.Tokens == nil ||
-					cfg.AuditBatch != 200*time.Millisecond {
+					cfg.AuditBatch != 200*time.Millisecond ||
+					cfg.Sessions.PerClient != sessions.DefaultPerClient || cfg.Sessions.Total != sessions.DefaultTotal ||
+					cfg.Sessions.InitializesPerMinute != sessions.DefaultInitializesPerMin || cfg.Sessions.InitializeBurst != sessions.DefaultInitializeBurst {
 					t.Fatalf("unexpected config: %+v", cfg)
 				}
 				return

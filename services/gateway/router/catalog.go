@@ -42,6 +42,7 @@ func (r *Router) Run(ctx context.Context, every time.Duration) {
 					r.deps.Metrics.Ticket("expired")
 				}
 			}
+			r.deps.Sessions.Prune()
 		}
 	}
 }

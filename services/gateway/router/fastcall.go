@@ -41,14 +41,11 @@ func (r *Router) callDirectly(w http.ResponseWriter, req *http.Request, endpoint
 	if v := req.Header.Get(mcp.HeaderProtocolVersion); v != "" && (!mcp.IsValidProtocolVersion(v) || mcp.IsModernProtocol(v)) {
 		return false
 	}
-	if !r.sessions[endpoint].direct(req.Header.Get("Mcp-Session-Id")) {
+	id, ok := auth.IdentityFrom(req.Context())
+	if !ok || !r.deps.Sessions.Direct(id.Client.Name, endpoint, req.Header.Get("Mcp-Session-Id")) {
 		return false
 	}
 	msg, ok := plainCall(body)
-	if !ok {
-		return false
-	}
-	id, ok := auth.IdentityFrom(req.Context())
 	if !ok {
 		return false
 	}

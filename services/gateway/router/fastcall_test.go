@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -300,51 +299,5 @@ func TestResultsPassedThroughKeepOnlyWhatMayLeave(t *testing.T) {
 				t.Errorf("passthrough and decoding differ:\n got  %.300s\n want %.300s", got, want)
 			}
 		})
-	}
-}
-
-func TestSessionsServeDirectlyOnlyWhileMCPGoCountsThem(t *testing.T) {
-	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
-	s := newSessions(func() time.Time { return now }, 10*time.Minute)
-	id := s.Generate()
-	if !strings.HasPrefix(id, sessionPrefix) || len(id) != len(sessionPrefix)+32 {
-		t.Fatalf("id %q", id)
-	}
-	if !s.direct(id) {
-		t.Fatal("a new session is not served directly")
-	}
-	now = now.Add(6 * time.Minute)
-	if s.direct(id) {
-		t.Fatal("served directly although mcp-go has not seen it for 6 of its 10 idle minutes")
-	}
-	if term, err := s.Validate(id); term || err != nil {
-		t.Fatalf("Validate: %v %v", term, err)
-	}
-	if !s.direct(id) {
-		t.Fatal("not direct right after mcp-go saw it")
-	}
-	if _, err := s.Validate("mcp-session-forged"); err == nil {
-		t.Fatal("a forged id validated")
-	}
-	if s.direct("") || s.direct("mcp-session-forged") {
-		t.Fatal("direct for an id never issued")
-	}
-	_, _ = s.Terminate(id)
-	if term, _ := s.Validate(id); !term || s.direct(id) {
-		t.Fatal("an ended session still counts")
-	}
-	// Ended ids are forgotten after a while, not kept forever.
-	for range 3 {
-		now = now.Add(11 * time.Minute)
-		_, _ = s.Terminate(s.Generate())
-	}
-	if _, ok := s.ended[id]; ok {
-		t.Error("an id ended half an hour ago is still kept")
-	}
-	if len(s.ended) > 2 {
-		t.Errorf("%d ended ids kept", len(s.ended))
-	}
-	if len(s.live) != 0 {
-		t.Errorf("%d live after all ended", len(s.live))
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/sessions"
 )
 
 func (r *Router) newServer(name string, services ...string) *server.MCPServer {
@@ -37,13 +40,25 @@ func (r *Router) newServer(name string, services ...string) *server.MCPServer {
 }
 
 func (r *Router) streamable(endpoint string, s *server.MCPServer) http.Handler {
-	sess := newSessions(time.Now, sessionIdleTTL)
-	r.sessions[endpoint] = sess
-	return server.NewStreamableHTTPServer(s,
-		// Sessions for clients that use them (older revisions); forged ids
-		// are refused, and idle sessions are swept because clients rarely
-		// send DELETE.
-		server.WithSessionIdManager(sess),
+	var srv *server.StreamableHTTPServer
+	// A session the store drops (to make room, or idle) is ended in the
+	// MCP server too, the way a client's DELETE ends it: that is the only
+	// way mcp-go lets go of a session's state.
+	closer := func(id string) {
+		req, err := http.NewRequestWithContext(sessions.System(context.Background()), http.MethodDelete, "/mcp", nil)
+		if err != nil {
+			return
+		}
+		req.Header.Set("Mcp-Session-Id", id)
+		srv.ServeHTTP(discard{header: http.Header{}}, req)
+	}
+	srv = server.NewStreamableHTTPServer(s,
+		// Sessions for clients that use them (older revisions): opened for
+		// the authenticated client only, bounded per client and overall,
+		// forged or foreign ids refused, and idle sessions swept because
+		// clients rarely send DELETE. The store also tells the direct
+		// tools/call path which sessions mcp-go still counts as active.
+		server.WithSessionIdManagerResolver(r.deps.Sessions.Resolver(endpoint, closer)),
 		server.WithSessionIdleTTL(sessionIdleTTL),
 		// Clients that open the GET event stream (OpenWebUI's Python SDK
 		// does, right after initialize) get a keep-alive so idle proxies do
@@ -57,10 +72,18 @@ func (r *Router) streamable(endpoint string, s *server.MCPServer) http.Handler {
 			return ctx
 		}),
 	)
+	return srv
 }
 
+// discard is the response writer of the gateway's own session ends.
+type discard struct{ header http.Header }
+
+func (d discard) Header() http.Header       { return d.header }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}
+
 const (
-	sessionIdleTTL  = 10 * time.Minute
+	sessionIdleTTL  = sessions.DefaultIdleTTL
 	streamHeartbeat = 25 * time.Second
 )
 
@@ -80,9 +103,16 @@ func (r *Router) Handler() http.Handler {
 			// A GET without a session has no stream to resume: answer 405
 			// (allowed by the spec) so clients fall back to POST instead of
 			// reconnecting in a loop.
-			if req.Header.Get("Mcp-Session-Id") == "" {
+			session := req.Header.Get("Mcp-Session-Id")
+			if session == "" {
 				w.Header().Set("Allow", "POST, DELETE")
 				writeRPCError(w, http.StatusMethodNotAllowed, -32600, "GET needs an MCP session; send requests with POST")
+				return
+			}
+			// mcp-go opens a stream for any id on GET; only the caller's
+			// own session gets one.
+			if id, ok := auth.IdentityFrom(req.Context()); !ok || !r.deps.Sessions.Owns(id.Client.Name, name, session) {
+				writeRPCError(w, http.StatusNotFound, -32600, "unknown or expired session; initialize again")
 				return
 			}
 		default:
@@ -100,9 +130,56 @@ func (r *Router) Handler() http.Handler {
 			if !ok || r.callDirectly(w, req, name, body) {
 				return
 			}
+			if isInitialize(body) {
+				if r.allowInitialize(w, req) {
+					r.initialize(w, req, h)
+				}
+				return
+			}
 		}
 		h.ServeHTTP(w, req)
 	})
+}
+
+// isInitialize reports whether body is an initialize request (each opens a
+// session the gateway keeps).
+func isInitialize(body []byte) bool {
+	var e envelope
+	return json.Unmarshal(body, &e) == nil && e.Method != nil && *e.Method == string(mcp.MethodInitialize)
+}
+
+// initialize sends an initialize to the MCP server and tells the session
+// store whether the client got the session it opened (mcp-go puts the id in
+// the response header only when the initialize succeeded).
+func (r *Router) initialize(w http.ResponseWriter, req *http.Request, h http.Handler) {
+	var o sessions.Opening
+	h.ServeHTTP(w, req.WithContext(sessions.WithOpening(req.Context(), &o)))
+	r.deps.Sessions.Opened(o.ID, o.ID != "" && w.Header().Get("Mcp-Session-Id") == o.ID)
+}
+
+// allowInitialize spends one of the caller's initializes (each opens a
+// session that the gateway keeps); over the budget it answers 429 with
+// Retry-After and the request goes no further.
+func (r *Router) allowInitialize(w http.ResponseWriter, req *http.Request) bool {
+	id, ok := auth.IdentityFrom(req.Context())
+	if !ok {
+		return true // no session is opened without a client
+	}
+	allowed, wait := r.deps.Sessions.AllowInitialize(id.Client.Name)
+	if allowed {
+		return true
+	}
+	secs := int(math.Ceil(wait.Seconds()))
+	if secs < 1 {
+		secs = 1
+	}
+	cfg := r.deps.Sessions.Config()
+	r.log.Warn("initialize refused: too many new sessions", "client", id.Client.Name, "retry_after_s", secs)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeRPCError(w, http.StatusTooManyRequests, -32000, fmt.Sprintf(
+		"too many new sessions from this client (at most %d per minute, %d at once); retry after %d s, or keep using the session you have",
+		cfg.InitializesPerMinute, cfg.InitializeBurst, secs))
+	return false
 }
 
 // MaxRequestBytes bounds one request body.

@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/services/gateway/auth"
 	"github.com/toolgate/toolgate/services/gateway/pins"
 	"github.com/toolgate/toolgate/services/gateway/policy"
+	"github.com/toolgate/toolgate/services/gateway/sessions"
 	"github.com/toolgate/toolgate/services/gateway/tickets"
 )
 
@@ -71,6 +72,8 @@ type Deps struct {
 	// OnPending, when set, is told of every ticket that starts waiting for
 	// a person (notifications); it must not block.
 	OnPending func(tickets.Ticket)
+	// Sessions bounds the MCP sessions of clients; nil means the defaults.
+	Sessions *sessions.Store
 }
 
 // Router is the MCP front of the gateway.
@@ -84,7 +87,6 @@ type Router struct {
 	aggregate *server.MCPServer
 	single    map[string]*server.MCPServer
 	handlers  map[string]http.Handler // "" is the aggregate
-	sessions  map[string]*sessions    // each endpoint's MCP sessions
 
 	mu     sync.Mutex
 	tools  map[string][]*entry // by service
@@ -132,6 +134,9 @@ func New(cfg Config, deps Deps) (*Router, error) {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
+	if deps.Sessions == nil {
+		deps.Sessions = sessions.New(sessions.Config{Now: deps.Now})
+	}
 	if deps.Audit == nil {
 		deps.Audit = audit.Discard()
 	}
@@ -141,8 +146,8 @@ func New(cfg Config, deps Deps) (*Router, error) {
 	r := &Router{
 		cfg: cfg, deps: deps, log: deps.Logger,
 		backends: map[string]Backend{}, single: map[string]*server.MCPServer{},
-		handlers: map[string]http.Handler{}, sessions: map[string]*sessions{},
-		tools: map[string][]*entry{}, byName: map[string]*entry{},
+		handlers: map[string]http.Handler{},
+		tools:    map[string][]*entry{}, byName: map[string]*entry{},
 		instr: map[string]string{},
 	}
 	for _, b := range deps.Backends {

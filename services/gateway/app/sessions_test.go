@@ -1,0 +1,177 @@
+package app_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/toolgate/toolgate/services/gateway/app"
+	"github.com/toolgate/toolgate/services/gateway/sessions"
+)
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}`
+
+// initialize sends one initialize for clientName straight into the
+// gateway's handler (authentication, envelope, rate limit, MCP server)
+// without a network round trip, so a test can afford thousands.
+func (h *harness) initialize(clientName string) *httptest.ResponseRecorder {
+	h.t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(initializeBody))
+	req.Header.Set("Authorization", "Bearer "+h.tokens[clientName])
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	rec := httptest.NewRecorder()
+	h.gw.Public.ServeHTTP(rec, req)
+	return rec
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// TestSessionFloodIsBounded: a client whose groups allow nothing sends
+// 20,000 initializes (fast enough for its rate limit). The gateway keeps
+// only that client's cap of sessions, its memory stops growing, and another
+// client's session opened before the flood is still served, as is a new one.
+func TestSessionFloodIsBounded(t *testing.T) {
+	const perClient, total = 64, 100
+	h := newHarness(t, func(c *app.Config) {
+		c.Sessions = sessions.Config{PerClient: perClient, Total: total, InitializesPerMinute: 60_000, InitializeBurst: 100}
+	})
+	legacy := client.WithProtocolVersion(mcp.ProtocolVersion20251125)
+	early := h.client("hermes", "", "/mcp", legacy)
+
+	flood := func(n int) error {
+		for range n {
+			h.clock.Advance(time.Millisecond) // 1,000 a second: within the rate
+			if rec := h.initialize("stranger"); rec.Code != http.StatusOK || rec.Header().Get("Mcp-Session-Id") == "" {
+				return fmt.Errorf("initialize: HTTP %d %s", rec.Code, rec.Body)
+			}
+		}
+		return nil
+	}
+	base := heapInUse()
+	if err := flood(1_000); err != nil {
+		t.Fatal(err)
+	}
+	afterFirst := heapInUse()
+	// The other 19,000 from four connections at once.
+	var g errgroup.Group
+	for range 4 {
+		g.Go(func() error { return flood(19_000 / 4) })
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	after := heapInUse()
+	if n := h.gw.Sessions.CountFor("stranger"); n != perClient { // 1,000 + 4 × 4,750 opened
+		t.Fatalf("the flooding client holds %d sessions, want its cap %d", n, perClient)
+	}
+	if n := h.gw.Sessions.Count(); n > total {
+		t.Fatalf("%d sessions, over the total of %d", n, total)
+	}
+	// Memory after 20,000 initializes is what it was after 1,000 (without
+	// the cap it grew about 10 KB per session, 20 times as much).
+	grewFirst, grewAll := int64(afterFirst)-int64(base), int64(after)-int64(base)
+	t.Logf("heap grew %d bytes over the first 1,000 initializes, %d over all 20,000", grewFirst, grewAll)
+	if limit := 2 * max(grewFirst, 1<<20); grewAll > limit {
+		t.Fatalf("heap grew %d bytes over 20,000 initializes, %d over the first 1,000: sessions are kept", grewAll, grewFirst)
+	}
+
+	// The other client is still served: its session from before the flood
+	// and a new one.
+	if _, err := early.ListTools(t.Context(), mcp.ListToolsRequest{}); err != nil {
+		t.Fatalf("a session from before the flood was lost: %v", err)
+	}
+	if got, isErr := call(t, h.client("hermes", "", "/mcp", legacy), "demo_echo", map[string]any{"text": "still here"}); isErr || got["text"] != "still here" {
+		t.Fatalf("another client is not served after the flood: %v", got)
+	}
+}
+
+// TestTooManyInitializesAnswer429: over its budget a client is told to wait
+// (HTTP 429 with Retry-After) and opens no session; another client is not
+// affected, and after the wait the first may initialize again.
+func TestTooManyInitializesAnswer429(t *testing.T) {
+	h := newHarness(t) // defaults: 120 a minute, a burst of 64
+	for i := range sessions.DefaultInitializeBurst {
+		if rec := h.initialize("stranger"); rec.Code != http.StatusOK {
+			t.Fatalf("initialize %d of the burst: HTTP %d %s", i+1, rec.Code, rec.Body)
+		}
+	}
+	held := h.gw.Sessions.CountFor("stranger")
+	rec := h.initialize("stranger")
+	if rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("over the budget: HTTP %d %s", rec.Code, rec.Body)
+	}
+	wait, err := strconv.Atoi(rec.Header().Get("Retry-After"))
+	if err != nil || wait < 1 || wait > 60 {
+		t.Fatalf("Retry-After = %q", rec.Header().Get("Retry-After"))
+	}
+	var body struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || !strings.Contains(body.Error.Message, "too many new sessions") {
+		t.Fatalf("unclear answer: %s", rec.Body)
+	}
+	if h.gw.Sessions.CountFor("stranger") != held || rec.Header().Get("Mcp-Session-Id") != "" {
+		t.Fatal("a refused initialize opened a session")
+	}
+	if rec := h.initialize("hermes"); rec.Code != http.StatusOK {
+		t.Fatalf("another client was limited: HTTP %d", rec.Code)
+	}
+	h.clock.Advance(time.Duration(wait) * time.Second)
+	if rec := h.initialize("stranger"); rec.Code != http.StatusOK {
+		t.Fatalf("after Retry-After: HTTP %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestASessionServesOnlyTheClientThatOpenedIt: another token cannot use,
+// listen on or end a client's session.
+func TestASessionServesOnlyTheClientThatOpenedIt(t *testing.T) {
+	h := newHarness(t)
+	rec := h.initialize("openwebui")
+	id := rec.Header().Get("Mcp-Session-Id")
+	if rec.Code != http.StatusOK || id == "" {
+		t.Fatalf("initialize: HTTP %d", rec.Code)
+	}
+	send := func(clientName, method, body string) int {
+		req := httptest.NewRequest(method, "/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+h.tokens[clientName])
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		rec := httptest.NewRecorder()
+		h.gw.Public.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	if code := send("hermes", http.MethodPost, list); code != http.StatusNotFound {
+		t.Fatalf("another client used the session: HTTP %d", code)
+	}
+	if code := send("hermes", http.MethodGet, ""); code != http.StatusNotFound {
+		t.Fatalf("another client listened on the session: HTTP %d", code)
+	}
+	if code := send("hermes", http.MethodDelete, ""); code == http.StatusOK {
+		t.Fatal("another client ended the session")
+	}
+	if code := send("openwebui", http.MethodPost, list); code != http.StatusOK {
+		t.Fatalf("the owner lost its session: HTTP %d", code)
+	}
+}
