@@ -112,10 +112,10 @@ func TestStack(t *testing.T) {
 
 	// Every container but the gateway, by name and by address: none may
 	// be reachable from the clients network.
-	targets := []string{"arr:8000", "frigate:8000", "sonarr:8989", "nvr:5000", "searxng:8080"}
+	targets := []string{"arr:8000", "frigate:8000", "ersatztv:8000", "sonarr:8989", "nvr:5000", "etv:8409", "searxng:8080"}
 	// The policy sidecar by every name and address a neighbour could try.
 	policyURLs := []string{"http://policy:8181"}
-	for svc, port := range map[string]string{"policy": "8181", "demo": "8000", "web": "8000", "arr-demo": "8000", "frigate-demo": "8000", "fakes": "8989"} {
+	for svc, port := range map[string]string{"policy": "8181", "demo": "8000", "web": "8000", "arr-demo": "8000", "frigate-demo": "8000", "ersatztv-demo": "8000", "fakes": "8989"} {
 		targets = append(targets, svc+":"+port)
 		ips, err := run(ctx, "docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", project+"-"+svc+"-1")
 		if err != nil {
@@ -145,7 +145,7 @@ func TestStack(t *testing.T) {
 			"-read", `demo_echo={"text":"` + planted + `"}`}, policyFlags(
 			// One read per service, each answered by its fake upstream.
 			"-read", "sonarr_series_list={}", "-read", "radarr_movie_list={}", "-read", "prowlarr_indexer_list={}",
-			"-read", "frigate_list_cameras={}", "-read", `web_search={"query":"nimbus nas 3.2"}`,
+			"-read", "frigate_list_cameras={}", "-read", "ersatztv_list_playouts={}", "-read", `web_search={"query":"nimbus nas 3.2"}`,
 			"-read", `web_fetch={"url":"http://searxng:8080/pages/nimbus-3-2-released"}`)...)...)
 		t.Logf("probe:\n%s", out)
 		if err != nil || !strings.Contains(out, "\nPASS") {
@@ -228,7 +228,7 @@ func TestStack(t *testing.T) {
 		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for _, svc := range []string{"gateway", "policy", "demo", "web", "arr-demo", "frigate-demo", "fakes"} {
+		for _, svc := range []string{"gateway", "policy", "demo", "web", "arr-demo", "frigate-demo", "ersatztv-demo", "fakes"} {
 			out, err := run(ctx, "docker", "cp", f, project+"-"+svc+"-1:/intruder")
 			if err == nil || !strings.Contains(out, "read-only") {
 				t.Errorf("%s: writing its root filesystem was not refused as read-only: %v %s", svc, err, out)

@@ -1,9 +1,19 @@
 package tools_test
 
 import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/services/ersatztv/client"
+	"github.com/toolgate/toolgate/services/ersatztv/fakeersatztv"
+	"github.com/toolgate/toolgate/services/ersatztv/tools"
 )
 
 // Traversal attempts through a tool's path argument are refused before
@@ -33,5 +43,51 @@ func TestPathArgumentsCannotTraverse(t *testing.T) {
 				t.Errorf("requests %v", reqs)
 			}
 		})
+	}
+}
+
+// The start waits for an ErsatzTV that is still starting (here: five 503s, more than one request's retries)
+// and gives up when its deadline passes; an answer that settles nothing
+// (no key for a v1 server) ends the wait at once.
+func TestStartWaitsForErsatzTV(t *testing.T) {
+	store := fakeersatztv.NewDemoStore(testNow)
+	fake := fakeersatztv.NewV1(store, testKey)
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= 5 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		fake.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	set, err := settings(t, map[string]string{"ERSATZTV_URL": srv.URL, "ERSATZTV_API_KEY_FILE": keyFile(t, testKey)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	svc, err := tools.Start(ctx, set, slog.New(slog.DiscardHandler))
+	if err != nil || svc.Mode() != client.V1 {
+		t.Fatalf("start: %v", err)
+	}
+
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusBadGateway) }))
+	defer down.Close()
+	set, _ = settings(t, map[string]string{"ERSATZTV_URL": down.URL})
+	ctx, cancel = context.WithTimeout(t.Context(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := tools.Start(ctx, set, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "HTTP 502") {
+		t.Fatalf("a server that never answers: %v", err)
+	}
+	if d := time.Since(start); d < time.Second || d > 10*time.Second {
+		t.Errorf("gave up after %v", d)
+	}
+
+	set, _ = settings(t, map[string]string{"ERSATZTV_URL": srv.URL})
+	start = time.Now()
+	if _, err := tools.Start(t.Context(), set, slog.New(slog.DiscardHandler)); err == nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("a v1 server without a key: %v after %v", err, time.Since(start))
 	}
 }

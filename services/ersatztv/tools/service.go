@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/internal/upstream"
 	"github.com/toolgate/toolgate/services/ersatztv/client"
 )
 
@@ -25,7 +26,9 @@ var Module = fx.Module("ersatztv",
 	fx.Provide(
 		func() (Settings, error) { return LoadSettings(config.FromEnv()) },
 		func(set Settings, log *slog.Logger) (*Service, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*set.Upstream.Timeout+5*time.Second)
+			// ErsatzTV often starts with the host, and more slowly than
+			// this service: detection waits for it a while.
+			ctx, cancel := context.WithTimeout(context.Background(), DetectWait+set.Upstream.Timeout)
 			defer cancel()
 			return Start(ctx, set, log)
 		},
@@ -63,7 +66,7 @@ func Start(ctx context.Context, set Settings, log *slog.Logger) (*Service, error
 		s.c = client.New(client.Legacy, plain)
 		return s, nil
 	}
-	v, err := client.Detect(ctx, keyed, plain, set.Upstream.Secret != nil)
+	v, err := detect(ctx, keyed, plain, set, log)
 	if err != nil {
 		return nil, fmt.Errorf("cannot tell which ErsatzTV API %s serves (or set %s=v1|legacy): %s",
 			set.Upstream.Env.URL, EnvMode, toolerr.MessageOf(err))
@@ -76,6 +79,28 @@ func Start(ctx context.Context, set Settings, log *slog.Logger) (*Service, error
 	}
 	log.Info("ErsatzTV API detected", "mode", v.Mode, "api", v.API)
 	return s, nil
+}
+
+// DetectWait is how long the start waits for an ErsatzTV that is not up
+// yet (refused connections, timeouts, 5xx), asking again every second.
+const DetectWait = 30 * time.Second
+
+// detect asks until ErsatzTV answers or ctx ends; an answer that settles
+// nothing (a wrong key, no ErsatzTV at the URL) ends it at once.
+func detect(ctx context.Context, keyed, plain *upstream.Client, set Settings, log *slog.Logger) (client.Version, error) {
+	for {
+		v, err := client.Detect(ctx, keyed, plain, set.Upstream.Secret != nil)
+		code := toolerr.CodeOf(err)
+		if err == nil || (code != toolerr.UpstreamUnavailable && code != toolerr.Timeout) {
+			return v, err
+		}
+		log.Info("ErsatzTV does not answer yet; asking again", "error", toolerr.MessageOf(err))
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // New returns a service over an existing client, for tests.
