@@ -270,10 +270,7 @@ func (t *tools) search(ctx context.Context, in searchArgs) (any, error) {
 	if in.Limit == 0 {
 		in.Limit = 25
 	}
-	rels, err := t.c.Search(ctx, SearchQuery{
-		Query: in.Query, Type: in.Type, Categories: in.Categories, IndexerIDs: in.IndexerIDs,
-		Limit: in.Limit, Offset: in.Offset,
-	})
+	rels, err := t.c.Search(ctx, SearchQuery(in))
 	if err != nil {
 		return nil, err
 	}
