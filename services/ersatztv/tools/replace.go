@@ -44,7 +44,10 @@ type replacement struct {
 
 // replace builds the complete body for fields (in their order) from
 // current, with set applied and the fields in clear set to their empty
-// value (null, or [] for a list). A field both set and cleared is refused.
+// value (null, or [] for a list). A field both set and cleared is refused,
+// and so is a field the current state does not report and the user did
+// not set: its value is unknown, and sending anything would overwrite it
+// (the seed's graphicsElementIds wipe, one level down).
 func replace(current map[string]any, fields []string, set map[string]any, clear []string) (replacement, error) {
 	r := replacement{Body: map[string]any{}}
 	for _, f := range clear {
@@ -54,6 +57,7 @@ func replace(current map[string]any, fields []string, set map[string]any, clear 
 	}
 	for _, f := range fields {
 		v, ok := set[f]
+		_, known := current[f]
 		switch {
 		case ok:
 		case slices.Contains(clear, f):
@@ -61,6 +65,9 @@ func replace(current map[string]any, fields []string, set map[string]any, clear 
 			if _, list := current[f].([]any); list {
 				v = []any{}
 			}
+		case !known:
+			return r, toolerr.New(toolerr.UpstreamUnavailable,
+				"ErsatzTV's answer does not report %s, which the complete request must carry; nothing is proposed (set %s explicitly, or check the ErsatzTV version)", f, f)
 		default:
 			v = current[f]
 		}
