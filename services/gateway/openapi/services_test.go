@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/services/arr/radarr"
 	"github.com/toolgate/toolgate/services/arr/sonarr"
 	"github.com/toolgate/toolgate/services/demo/counter"
+	ersatztv "github.com/toolgate/toolgate/services/ersatztv/tools"
 	frigate "github.com/toolgate/toolgate/services/frigate/tools"
 	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
 	web "github.com/toolgate/toolgate/services/web/app"
@@ -80,6 +81,9 @@ func TestEveryServiceDocumentIsValidOpenAPI31(t *testing.T) {
 		{"frigate", map[string]string{
 			"FRIGATE_API_ROOT": "http://127.0.0.1:1/api", "FRIGATE_ALLOW_INSECURE_HTTP": "true", "FRIGATE_TRUSTED_UNAUTHENTICATED": "true",
 		}, []fx.Option{frigate.Module}, ""},
+		{"ersatztv", map[string]string{
+			"ERSATZTV_URL": "http://127.0.0.1:1", "ERSATZTV_ALLOW_HTTP": "true", "ERSATZTV_API_KEY_FILE": secret("ersatztv"), "ERSATZTV_MODE": "v1",
+		}, []fx.Option{ersatztv.Module}, "ersatztv_update_channel"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.service, func(t *testing.T) {
