@@ -22,6 +22,7 @@ require (
 	go.etcd.io/bbolt v1.4.3
 	go.uber.org/fx v1.24.0
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/crypto v0.59.0
 	golang.org/x/image v0.48.0
 	golang.org/x/net v0.63.0
 	golang.org/x/sync v0.25.0

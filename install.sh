@@ -30,8 +30,8 @@ dry_run=false
 build=true
 profiles=()
 env_file=$root/.env
-# Services whose profile turns on when secrets/<name>.env exists.
-known_services=(arr frigate ersatztv homeassistant unraid)
+# Services whose profile turns on when secrets/<name>.env exists (unraid-ssh turns on profile extended).
+known_services=(arr frigate ersatztv homeassistant unraid unraid-ssh)
 compose_version=v2.40.3
 
 usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -164,7 +164,7 @@ done < <(find secrets.example -type f -print0)
 
 run mkdir -p "$secrets_dir/demo"
 for name in gateway/admin_token gateway/approval_key gateway/user_jwt_secret gateway/policy_token gateway/service_token_web gateway/service_token_arr \
-	gateway/service_token_frigate gateway/service_token_ersatztv gateway/service_token_homeassistant gateway/service_token_unraid gateway/service_token_demo \
+	gateway/service_token_frigate gateway/service_token_ersatztv gateway/service_token_homeassistant gateway/service_token_unraid gateway/service_token_unraid-ssh gateway/service_token_demo \
 	demo/api_key demo/frigate_password demo/ha_token demo/unraid_api_key; do
 	f=$secrets_dir/$name
 	if [ ! -s "$f" ]; then
@@ -214,7 +214,11 @@ if $demo; then
 	profiles=(demo)
 else
 	for s in "${known_services[@]}"; do
-		[ -f "$secrets_dir/$s.env" ] && profiles+=("$s")
+		[ -f "$secrets_dir/$s.env" ] || continue
+		case $s in
+		unraid-ssh) profiles+=(extended) ;; # never part of the default start
+		*) profiles+=("$s") ;;
+		esac
 	done
 fi
 profile_list=$(printf '%s\n' "${profiles[@]}" | sort -u | paste -sd, -)
@@ -289,6 +293,7 @@ endpoints=(web)
 for p in "${profiles[@]}"; do
 	case $p in
 	demo) endpoints+=(arr frigate ersatztv homeassistant unraid demo) ;;
+	extended) endpoints+=(unraid-ssh) ;;
 	*) endpoints+=("$p") ;;
 	esac
 done

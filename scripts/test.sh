@@ -43,6 +43,9 @@ staticcheck -tags e2e ./compose/e2e/
 missing=()
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 command -v searx-run >/dev/null 2>&1 || missing+=(searx)
+# openssh-server: the unraid-ssh tests run a real sshd with the shipped
+# forced-command script (deploy/unraid/toolgate-diag.sh).
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "== installing ${missing[*]} (apt-get)"
 	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null 2>&1 || true
@@ -54,9 +57,15 @@ else
 	echo "searx could not be installed; the web service's tests against it will be skipped"
 fi
 
+if [ -x /usr/sbin/sshd ]; then
+	export TOOLGATE_REQUIRE_SSHD=1
+else
+	echo "openssh-server could not be installed; the unraid-ssh tests against sshd will be skipped"
+fi
+
 echo "== shellcheck"
 if command -v shellcheck >/dev/null 2>&1; then
-	shellcheck install.sh scripts/*.sh .ci/run
+	shellcheck install.sh scripts/*.sh .ci/run deploy/unraid/*.sh
 else
 	echo "shellcheck not installed; skipped"
 fi
