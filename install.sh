@@ -32,6 +32,8 @@ profiles=()
 env_file=$root/.env
 # Services whose profile turns on when secrets/<name>.env exists (unraid-ssh turns on profile extended).
 known_services=(arr frigate ersatztv homeassistant unraid unraid-ssh)
+# Services with write tools: each gets its own approval key.
+write_services=(arr ersatztv homeassistant unraid demo)
 compose_version=v2.40.3
 
 usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -174,15 +176,45 @@ for name in gateway/admin_token gateway/approval_key gateway/user_jwt_secret gat
 	fi
 done
 
+# The gateway binary of this tree, for the subcommands below; built once,
+# and only when one of them has work to do.
 gateway_bin=$root/compose/.build/bin/gateway
+gateway_built=false
+build_gateway() {
+	$gateway_built && return
+	mkdir -p "$(dirname "$gateway_bin")"
+	CGO_ENABLED=0 go build -trimpath -o "$gateway_bin" ./services/gateway
+	gateway_built=true
+}
+
+# Each service with write tools verifies approvals with its own key, derived
+# from gateway/approval_key (the gateway signs with it); services without
+# write tools get none. Derived state: written when missing or older than
+# gateway/approval_key (deleting that file and re-running rotates them all).
+master=$secrets_dir/gateway/approval_key
+for s in "${write_services[@]}"; do
+	f=$secrets_dir/gateway/approval_key_$s
+	if [ -s "$f" ] && ! [ "$master" -nt "$f" ]; then
+		continue
+	fi
+	if $dry_run; then
+		say "would derive gateway/approval_key_$s from gateway/approval_key"
+		continue
+	fi
+	build_gateway
+	key=$(TOOLGATE_APPROVAL_KEY_FILE=$master "$gateway_bin" approval-key "$s")
+	[ -f "$f" ] || new_file "$f"
+	printf '%s\n' "$key" >"$f"
+	say "derived gateway/approval_key_$s"
+done
+
 first_token=""
 tokens=$secrets_dir/gateway/client_tokens
 if ! { [ -f "$tokens" ] && grep -q '^sha256:' "$tokens"; }; then
 	if $dry_run; then
 		say "would create a first client token (openwebui, group users, user=jwt) in $tokens"
 	else
-		mkdir -p "$(dirname "$gateway_bin")"
-		CGO_ENABLED=0 go build -trimpath -o "$gateway_bin" ./services/gateway
+		build_gateway
 		# OpenWebUI's end users come from its signed user token (docs/clients.md).
 		out=$("$gateway_bin" token openwebui users user=jwt)
 		first_token=$(printf '%s\n' "$out" | sed -n 's/^token .*: //p')

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/policies"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 )
@@ -147,7 +148,17 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	if err != nil {
 		return nil, nil, err
 	}
-	keyFile, err := st.secretFile("approval_key", "bench-approval-key-0123456789abcdef0123456789")
+	const approvalKey = "bench-approval-key-0123456789abcdef0123456789"
+	keyFile, err := st.secretFile("approval_key", approvalKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The demo verifies with its own key, derived from the gateway's.
+	demoKey, err := approval.ServiceKey([]byte(approvalKey), "demo")
+	if err != nil {
+		return nil, nil, err
+	}
+	demoKeyFile, err := st.secretFile("approval_key_demo", string(demoKey))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -193,7 +204,7 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	}
 	if _, err := st.start(ctx, "demo", demoBin, nil, []string{
 		"TOOLGATE_LISTEN=" + addrs["demo"], "TOOLGATE_SERVICE_TOKEN_FILE=" + svcTokenFile,
-		"TOOLGATE_APPROVAL_KEY_FILE=" + keyFile, "DEMO_ALLOW_WRITES=true",
+		"TOOLGATE_APPROVAL_KEY_FILE=" + demoKeyFile, "DEMO_ALLOW_WRITES=true",
 	}, health("demo")); err != nil {
 		return nil, nil, err
 	}

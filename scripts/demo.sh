@@ -23,6 +23,9 @@ secret "$dir/secrets/admin_token"
 echo "building gateway and demo service…" >&2
 go build -o "$dir/bin/" ./services/gateway ./services/demo
 
+# The demo verifies approvals with its own key, derived from the gateway's.
+TOOLGATE_APPROVAL_KEY_FILE="$dir/secrets/approval_key" "$dir/bin/gateway" approval-key demo >"$dir/secrets/approval_key_demo"
+
 if [ ! -s "$dir/secrets/client_tokens" ]; then
 	out=$("$dir/bin/gateway" token demo-user users)
 	printf '%s\n' "$out" | sed -n 's/^token .*: //p' >"$dir/secrets/demo_client_token"
@@ -34,7 +37,7 @@ trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT INT TERM
 
 TOOLGATE_LISTEN=127.0.0.1:8000 \
 	TOOLGATE_SERVICE_TOKEN_FILE="$dir/secrets/service_token_demo" \
-	TOOLGATE_APPROVAL_KEY_FILE="$dir/secrets/approval_key" \
+	TOOLGATE_APPROVAL_KEY_FILE="$dir/secrets/approval_key_demo" \
 	DEMO_ALLOW_WRITES=true \
 	"$dir/bin/demo" 2>>"$dir/demo.log" &
 pids+=($!)

@@ -96,6 +96,40 @@ var places = []struct {
 		}
 		return nil
 	}},
+	{"its own approval key, only with write tools (compose/toolgate.yaml, install.sh write_services)", func(s *stack, svc string) error {
+		writes := listed(s.install, `write_services=\(([^)]*)\)`, svc)
+		found := 0
+		for name, c := range s.compose.Services {
+			if !strings.HasPrefix(c.Image, "toolgate/"+svc+":") {
+				continue
+			}
+			found++
+			var keys []string
+			for _, sec := range c.Secrets {
+				source := fmt.Sprint(sec)
+				if m, ok := sec.(map[string]any); ok {
+					source = fmt.Sprint(m["source"])
+				}
+				if strings.HasPrefix(source, "approval_key") {
+					keys = append(keys, source)
+				}
+			}
+			env := c.Environment["TOOLGATE_APPROVAL_KEY_FILE"]
+			switch {
+			case writes && (len(keys) != 1 || keys[0] != "approval_key_"+svc || env == ""):
+				return fmt.Errorf("compose service %q has write tools but mounts %v (want only approval_key_%s, and TOOLGATE_APPROVAL_KEY_FILE)", name, keys, svc)
+			case !writes && (len(keys) > 0 || env != ""):
+				return fmt.Errorf("compose service %q mounts %v but %s is not in write_services=(…): a key it never uses is one it can leak", name, keys, svc)
+			}
+		}
+		if found == 0 {
+			return fmt.Errorf("no compose service runs toolgate/%s", svc)
+		}
+		if _, ok := s.compose.Secrets["approval_key_"+svc]; writes && !ok {
+			return fmt.Errorf("no secret approval_key_%s", svc)
+		}
+		return nil
+	}},
 	{"install.sh profile detection", func(s *stack, svc string) error {
 		if !listed(s.install, `known_services=\(([^)]*)\)`, svc) {
 			return fmt.Errorf("known_services=(…) lacks %s, so secrets/%s.env does not turn its profile on", svc, svc)

@@ -223,6 +223,27 @@ func TestStack(t *testing.T) {
 		}
 	})
 
+	t.Run("each service holds only its own approval key", func(t *testing.T) {
+		// Services with write tools get the key derived for them; web and
+		// frigate, which have none, get no key at all.
+		want := map[string]string{"arr-demo": "approval_key_arr", "ersatztv-demo": "approval_key_ersatztv", "homeassistant-demo": "approval_key_homeassistant", "unraid-demo": "approval_key_unraid", "demo": "approval_key_demo", "web": "", "frigate-demo": ""}
+		for svc, key := range want {
+			out, err := run(ctx, "docker", "inspect", "-f", `{{range .Mounts}}{{.Source}}>{{.Destination}} {{end}}`, project+"-"+svc+"-1")
+			if err != nil {
+				t.Fatalf("inspect %s: %v %s", svc, err, out)
+			}
+			var got string
+			for _, m := range strings.Fields(out) {
+				if src, dst, _ := strings.Cut(m, ">"); dst == "/run/secrets/approval_key" || strings.Contains(filepath.Base(src), "approval_key") {
+					got += filepath.Base(src) + " "
+				}
+			}
+			if strings.TrimSpace(got) != key {
+				t.Errorf("%s mounts approval keys %q, want %q", svc, got, key)
+			}
+		}
+	})
+
 	t.Run("root filesystems are read-only", func(t *testing.T) {
 		f := filepath.Join(dir, "intruder")
 		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {

@@ -7,6 +7,7 @@ package approval
 
 import (
 	"bytes"
+	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -57,10 +58,17 @@ var (
 // MinKeyLen is the shortest accepted signing key.
 const MinKeyLen = 32
 
-// Signer signs approvals with a shared HMAC key.
-type Signer struct{ key []byte }
+// Signer signs approvals with an HMAC key: the gateway's signer derives
+// the key of the service each approval is for from its master key
+// (NewMasterSigner); NewSigner signs with one service's own key.
+type Signer struct {
+	key    []byte
+	master bool
+}
 
-// NewSigner returns a Signer; the key must be at least MinKeyLen bytes.
+// NewSigner returns a Signer that signs with key as it is: the key of one
+// service (its tests, a tool acting for it). The key must be at least
+// MinKeyLen bytes.
 func NewSigner(key []byte) (*Signer, error) {
 	if len(key) < MinKeyLen {
 		return nil, fmt.Errorf("approval signing key is too short: need at least %d bytes", MinKeyLen)
@@ -68,14 +76,56 @@ func NewSigner(key []byte) (*Signer, error) {
 	return &Signer{key: bytes.Clone(key)}, nil
 }
 
+// NewMasterSigner returns the gateway's Signer: it signs each approval
+// with ServiceKey(master, a.Service), the key only that service holds, so
+// no service can sign an approval another service accepts. The master must
+// be at least MinKeyLen bytes.
+func NewMasterSigner(master []byte) (*Signer, error) {
+	s, err := NewSigner(master)
+	if err != nil {
+		return nil, err
+	}
+	s.master = true
+	return s, nil
+}
+
 // Sign returns the token for a.
 func (s *Signer) Sign(a Approval) (string, error) {
+	key := s.key
+	if s.master {
+		var err error
+		if key, err = ServiceKey(s.key, a.Service); err != nil {
+			return "", err
+		}
+	}
 	payload, err := json.Marshal(a)
 	if err != nil {
 		return "", fmt.Errorf("encode approval: %w", err)
 	}
 	enc := base64.RawURLEncoding
-	return enc.EncodeToString(payload) + "." + enc.EncodeToString(mac(s.key, payload)), nil
+	return enc.EncodeToString(payload) + "." + enc.EncodeToString(mac(key, payload)), nil
+}
+
+// serviceKeyInfo binds a derived key to its purpose and version.
+const serviceKeyInfo = "toolgate approval key v1\x00service="
+
+// ServiceKey derives a service's own approval key from the gateway's
+// master key: HKDF-SHA256 with the service name in the info, hex-encoded
+// (64 bytes), so it can live in a secret file like every other key. A
+// service holds only its own key: it can verify the gateway's approvals for
+// itself, but cannot sign one for another service or learn the master.
+func ServiceKey(master []byte, service string) ([]byte, error) {
+	if len(master) < MinKeyLen {
+		return nil, fmt.Errorf("approval master key is too short: need at least %d bytes", MinKeyLen)
+	}
+	if service == "" {
+		return nil, errors.New("approval key: no service name")
+	}
+	k, err := hkdf.Key(sha256.New, master, nil, serviceKeyInfo+service, 32)
+	if err != nil {
+		return nil, fmt.Errorf("derive the approval key of %s: %w", service, err)
+	}
+	return []byte(hex.EncodeToString(k)), nil
 }
 
 func mac(key, payload []byte) []byte {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/capture"
 	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
 )
@@ -21,7 +22,8 @@ func TestProcesses(t *testing.T) {
 	demo := toolkittest.Build(t, "../demo")
 	dir := t.TempDir()
 	svcToken := toolkittest.SecretFile(t, "svc-token-0123456789abcdef")
-	approvalKey := toolkittest.SecretFile(t, "approval-key-0123456789abcdef0123456789")
+	const master = "approval-key-0123456789abcdef0123456789"
+	approvalKey := toolkittest.SecretFile(t, master)
 	adminToken := toolkittest.SecretFile(t, "admin-token-0123456789abcdef")
 
 	// token: prints the token once and the line for the tokens file.
@@ -46,9 +48,20 @@ func TestProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// approval-key: the demo's own approval key, derived from the gateway's
+	// (what install.sh writes for each service with writes).
+	derive := exec.Command(gateway, "approval-key", "demo")
+	derive.Env = []string{"TOOLGATE_APPROVAL_KEY_FILE=" + approvalKey}
+	out, err = derive.Output()
+	want, _ := approval.ServiceKey([]byte(master), "demo")
+	if err != nil || strings.TrimSpace(string(out)) != string(want) || strings.Contains(string(out), master) {
+		t.Fatalf("approval-key demo: %v %q", err, out)
+	}
+	demoKey := toolkittest.SecretFile(t, string(out))
+
 	demoAddr, gwAddr, adminAddr := toolkittest.FreeAddr(t), toolkittest.FreeAddr(t), toolkittest.FreeAddr(t)
 	demoEnv := []string{"TOOLGATE_LISTEN=" + demoAddr, "TOOLGATE_SERVICE_TOKEN_FILE=" + svcToken,
-		"TOOLGATE_APPROVAL_KEY_FILE=" + approvalKey, "DEMO_ALLOW_WRITES=true"}
+		"TOOLGATE_APPROVAL_KEY_FILE=" + demoKey, "DEMO_ALLOW_WRITES=true"}
 	gwEnv := []string{"TOOLGATE_LISTEN=" + gwAddr, "TOOLGATE_ADMIN_LISTEN=" + adminAddr,
 		"TOOLGATE_CLIENT_TOKENS_FILE=" + tokens, "TOOLGATE_ADMIN_TOKEN_FILE=" + adminToken,
 		"TOOLGATE_APPROVAL_KEY_FILE=" + approvalKey, "TOOLGATE_SERVICES=demo=http://" + demoAddr + "/mcp",

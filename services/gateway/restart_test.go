@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 )
@@ -33,7 +34,13 @@ func newRestartRig(t *testing.T) *restartRig {
 	demo := toolkittest.Build(t, "../demo")
 	dir := t.TempDir()
 	svcToken := toolkittest.SecretFile(t, "svc-token-0123456789abcdef")
-	approvalKey := toolkittest.SecretFile(t, "approval-key-0123456789abcdef0123456789")
+	const master = "approval-key-0123456789abcdef0123456789"
+	approvalKey := toolkittest.SecretFile(t, master)
+	// The demo holds its own key, derived from the gateway's.
+	demoKey, err := approval.ServiceKey([]byte(master), "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
 	adminToken := toolkittest.SecretFile(t, "admin-token-0123456789abcdef")
 	token, line, err := auth.NewToken("openwebui", []string{"users"}, auth.UserHeaders)
 	if err != nil {
@@ -45,7 +52,7 @@ func newRestartRig(t *testing.T) *restartRig {
 	}
 	demoAddr, gwAddr, adminAddr := toolkittest.FreeAddr(t), toolkittest.FreeAddr(t), toolkittest.FreeAddr(t)
 	toolkittest.StartHealthy(t, demo, []string{"TOOLGATE_LISTEN=" + demoAddr, "TOOLGATE_SERVICE_TOKEN_FILE=" + svcToken,
-		"TOOLGATE_APPROVAL_KEY_FILE=" + approvalKey, "DEMO_ALLOW_WRITES=true"})
+		"TOOLGATE_APPROVAL_KEY_FILE=" + toolkittest.SecretFile(t, string(demoKey)), "DEMO_ALLOW_WRITES=true"})
 	r := &restartRig{
 		owner:   t,
 		gateway: gateway, url: "http://" + gwAddr + "/mcp", adminURL: "http://" + adminAddr, token: token, adminToken: adminToken,

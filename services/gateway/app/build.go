@@ -60,8 +60,11 @@ type Config struct {
 	NotifyWebhookURL string
 	NotifyNtfyURL    string
 	NotifyNtfyToken  []byte
-	ApprovalKey      []byte
-	Services         []ServiceConfig
+	// ApprovalKey is the master key: each service's approvals are signed
+	// with the key derived from it for that service (approval.ServiceKey),
+	// and approval page links with one derived for them.
+	ApprovalKey []byte
+	Services    []ServiceConfig
 	// PolicyMode is "embedded" or "remote".
 	PolicyMode string
 	PolicyURL  string
@@ -149,7 +152,7 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 			return nil, err
 		}
 	}
-	signer, err := approval.NewSigner(cfg.ApprovalKey)
+	signer, err := approval.NewMasterSigner(cfg.ApprovalKey)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}

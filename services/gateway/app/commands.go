@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/gateway/admin"
@@ -36,6 +37,8 @@ const Usage = `usage: gateway [serve]                 run the gateway (configure
                                         create a client token; prints the token once and its tokens-file line
                                         (user=jwt: end users from OpenWebUI's signed token; user=headers: plain headers)
        gateway approver NAME            create an approver's token for the approval page; prints it once and its approvers-file line
+       gateway approval-key SERVICE     print SERVICE's own approval key, derived from TOOLGATE_APPROVAL_KEY_FILE
+                                        (the file the service's TOOLGATE_APPROVAL_KEY_FILE names; install.sh writes them)
        gateway approvals list|show|approve|deny …   decide tickets that need a person (admin API)
        gateway pins list|show SERVICE TOOL|accept SERVICE TOOL HASH
                                         review and accept changed tool definitions and instructions (admin API)
@@ -91,6 +94,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		fmt.Fprintf(stdout, "approver token (shown once; give it to %s): %s\n", args[1], tok)
 		fmt.Fprintf(stdout, "add this line to the approvers file (TOOLGATE_APPROVERS_FILE):\n%s\n", line)
+		return nil
+	case "approval-key":
+		if len(args) != 2 {
+			return errUsage
+		}
+		if !serviceName.MatchString(args[1]) {
+			return fmt.Errorf("%w: %q is not a service name (lower-case letters, digits, dashes)", errUsage, args[1])
+		}
+		l := config.FromEnv()
+		master := l.Secret(EnvApprovalKey)
+		if err := l.Err(); err != nil {
+			return err
+		}
+		key, err := approval.ServiceKey(master, args[1])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s\n", key)
 		return nil
 	case "approvals", "pins":
 		l := config.FromEnv()

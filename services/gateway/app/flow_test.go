@@ -11,6 +11,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
 )
 
 func TestWriteFlowEndToEnd(t *testing.T) {
@@ -201,10 +203,16 @@ func TestServiceRefusesWithoutGateway(t *testing.T) {
 
 	args := map[string]any{"amount": 3}
 	digest, _ := approval.Digest(args)
-	good, _ := approval.NewSigner([]byte(approvalKey))
+	good, _ := approval.NewSigner([]byte(gatewaytest.ServiceApprovalKey("demo")))
 	bad, _ := approval.NewSigner([]byte(otherKey))
+	// A compromised web holds its own key; the gateway's master key is
+	// never a service's.
+	web, _ := approval.NewSigner([]byte(gatewaytest.ServiceApprovalKey("web")))
+	master, _ := approval.NewSigner([]byte(approvalKey))
 	exp := time.Now().Add(time.Minute).Unix()
 	forged, _ := bad.Sign(approval.Approval{Service: "demo", Tool: "demo_counter_add", ArgsDigest: digest, TicketID: "t1", Expires: exp})
+	fromWeb, _ := web.Sign(approval.Approval{Service: "demo", Tool: "demo_counter_add", ArgsDigest: digest, TicketID: "t6", Expires: exp})
+	withMaster, _ := master.Sign(approval.Approval{Service: "demo", Tool: "demo_counter_add", ArgsDigest: digest, TicketID: "t7", Expires: exp})
 	otherArgs, _ := approval.Digest(map[string]any{"amount": 99})
 	altered, _ := good.Sign(approval.Approval{Service: "demo", Tool: "demo_counter_add", ArgsDigest: otherArgs, TicketID: "t2", Expires: exp})
 	tampered := forged[:len(forged)-3] + "abc"
@@ -221,6 +229,8 @@ func TestServiceRefusesWithoutGateway(t *testing.T) {
 	}{
 		{"no approval previews only", "", "preview", "", 0},
 		{"forged signature", forged, "", toolerr.Forbidden, 0},
+		{"signed with another service's key", fromWeb, "", toolerr.Forbidden, 0},
+		{"signed with the gateway's master key", withMaster, "", toolerr.Forbidden, 0},
 		{"tampered token", tampered, "", toolerr.Forbidden, 0},
 		{"approval for other arguments", altered, "", toolerr.Forbidden, 0},
 		{"expired approval", expired, "", toolerr.Forbidden, 0},
@@ -350,5 +360,42 @@ func TestForceIsBoundAndNeedsAPerson(t *testing.T) {
 	got, isErr := call(t, c, "demo_counter_add", map[string]any{"amount": 1, "confirm": true, "ticket": plain["ticket"]})
 	if isErr || got["status"] != "applied" {
 		t.Fatalf("plain confirm: %v", got)
+	}
+}
+
+// TestGatewaySignsEachServicesApprovalWithItsOwnKey: the gateway signs an
+// approval for demo with demo's own key, derived from its master key. A
+// demo holding another service's key (what a compromised web holds) or the
+// master itself refuses it and nothing applies; with its own key the write
+// applies.
+func TestGatewaySignsEachServicesApprovalWithItsOwnKey(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		key     string
+		applies bool
+	}{
+		{"its own key", gatewaytest.ServiceApprovalKey("demo"), true},
+		{"another service's key", gatewaytest.ServiceApprovalKey("web"), false},
+		{"the gateway's master key", approvalKey, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.SetService(h.NewService(h.demo.tools(), func(o *toolkit.Options) { o.ApprovalKey = []byte(tc.key) }).Handler())
+			c := h.client("openwebui", "", "/mcp")
+			prev, _ := call(t, c, "demo_counter_add", map[string]any{"amount": 5})
+			if prev["status"] != "confirmation_required" {
+				t.Fatalf("preview: %v", prev)
+			}
+			got, isErr := call(t, c, "demo_counter_add", map[string]any{"amount": 5, "confirm": true, "ticket": prev["ticket"]})
+			if tc.applies {
+				if isErr || h.demo.counter.Load() != 5 {
+					t.Fatalf("confirm with demo's own key: %v", got)
+				}
+				return
+			}
+			if !isErr || errCode(got) != toolerr.Forbidden || h.demo.counter.Load() != 0 || h.demo.applied.Load() != 0 {
+				t.Fatalf("want a refusal and nothing applied, got %v (counter %d)", got, h.demo.counter.Load())
+			}
+		})
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/capture"
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/toolkit"
@@ -146,9 +147,10 @@ func Start(t testing.TB, o Options) *Gateway {
 func (g *Gateway) NewService(tools []toolkit.Tool, edits ...func(*toolkit.Options)) *toolkit.Service {
 	g.t.Helper()
 	o := g.opts
-	known := append([][]byte{[]byte(ServiceToken), []byte(ApprovalKey)}, o.Secrets...)
+	key := []byte(ServiceApprovalKey(o.Service))
+	known := append([][]byte{[]byte(ServiceToken), []byte(ApprovalKey), key}, o.Secrets...)
 	opts := toolkit.Options{
-		Name: o.Service, ServiceToken: []byte(ServiceToken), ApprovalKey: []byte(ApprovalKey),
+		Name: o.Service, ServiceToken: []byte(ServiceToken), ApprovalKey: key,
 		AllowWrites: o.AllowWrites, Redactor: redact.New(known...), Logger: g.logger, CallTimeout: o.CallTimeout,
 		Instructions: o.Instructions, Limits: o.Limits,
 	}
@@ -160,6 +162,16 @@ func (g *Gateway) NewService(tools []toolkit.Tool, edits ...func(*toolkit.Option
 		g.t.Fatalf("gatewaytest: service: %v", err)
 	}
 	return svc
+}
+
+// ServiceApprovalKey is service's own approval key: derived from
+// ApprovalKey, the gateway's master key, as the gateway derives it.
+func ServiceApprovalKey(service string) string {
+	k, err := approval.ServiceKey([]byte(ApprovalKey), service)
+	if err != nil {
+		panic("gatewaytest: " + err.Error())
+	}
+	return string(k)
 }
 
 // SetService makes h answer at the service's address from now on: a
@@ -294,11 +306,12 @@ func Structured(t testing.TB, res *mcp.CallToolResult) map[string]any {
 // gateway's logs, the audit, or anything a Client received — or in extra
 // places (name → text: an SDK client's wire, its logs). It checks the
 // given secrets (an upstream's API key, credentials planted in a fake)
-// and always the harness's own: the service token, the approval key, the
-// admin token and every client's bearer token.
+// and always the harness's own: the service token, the approval keys
+// (master and the service's), the admin token and every client's bearer
+// token.
 func (g *Gateway) NoLeaks(t testing.TB, secrets []string, extra map[string]string) {
 	t.Helper()
-	all := append([]string{ServiceToken, ApprovalKey, AdminToken}, secrets...)
+	all := append([]string{ServiceToken, ApprovalKey, ServiceApprovalKey(g.opts.Service), AdminToken}, secrets...)
 	for _, tok := range g.Tokens {
 		all = append(all, tok)
 	}
