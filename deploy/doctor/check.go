@@ -15,7 +15,7 @@ const (
 	RuleCapabilities    = "capabilities dropped"
 	RuleNoNewPrivileges = "no-new-privileges"
 	RuleNonRoot         = "non-root user"
-	RuleLimits          = "memory and pid limits"
+	RuleLimits          = "memory, pid and CPU limits"
 	RulePorts           = "no published ports"
 	RuleClientsNetwork  = "only the gateway on clients"
 	RuleToolsInternal   = "tools network internal"
@@ -123,7 +123,9 @@ func checkContainer(s Stack, c container.InspectResponse) []Finding {
 	if hc.PidsLimit != nil {
 		pids = *hc.PidsLimit
 	}
-	add(RuleLimits, hc.Memory > 0 && pids > 0, "memory limit %d bytes, pid limit %d: both must be set", hc.Memory, pids)
+	// A CPU limit is NanoCPUs (compose cpus:) or a CFS quota.
+	cpu := hc.NanoCPUs > 0 || hc.CPUQuota > 0
+	add(RuleLimits, hc.Memory > 0 && pids > 0 && cpu, "memory limit %d bytes, pid limit %d, CPU limit %v: all three must be set (mem_limit, pids_limit, cpus)", hc.Memory, pids, cpu)
 
 	var published []string
 	for port, bindings := range hc.PortBindings {

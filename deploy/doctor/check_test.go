@@ -22,7 +22,7 @@ func good(service string, networks ...string) container.InspectResponse {
 		Config: &container.Config{User: "65532:65532", Labels: map[string]string{"com.docker.compose.service": service}},
 		HostConfig: &container.HostConfig{
 			ReadonlyRootfs: true, CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges:true"},
-			Resources: container.Resources{Memory: 128 << 20, PidsLimit: &pids},
+			Resources: container.Resources{Memory: 128 << 20, PidsLimit: &pids, NanoCPUs: 5e8},
 		},
 		Mounts:          []container.MountPoint{{Destination: "/run/secrets/service_token", RW: false}, {Destination: "/data", RW: true}},
 		State:           &container.State{Health: &container.Health{Status: container.Healthy}},
@@ -75,6 +75,8 @@ func TestDoctorCatchesEachBrokenRule(t *testing.T) {
 		{RuleNonRoot, func(s *Stack) { s.Containers[1].Config.User = "root" }},
 		{RuleLimits, func(s *Stack) { s.Containers[1].HostConfig.Memory = 0 }},
 		{RuleLimits, func(s *Stack) { s.Containers[1].HostConfig.PidsLimit = nil }},
+		// No CPU limit: one hostile call could take every core.
+		{RuleLimits, func(s *Stack) { s.Containers[1].HostConfig.NanoCPUs = 0 }},
 		{RulePorts, func(s *Stack) { s.Containers[1].HostConfig.PortBindings = binding("0.0.0.0") }},
 		{RulePorts, func(s *Stack) {
 			// The gateway on an address other than the one asked for.
