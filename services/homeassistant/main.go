@@ -9,11 +9,13 @@ import (
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/homeassistant/hass"
 	"github.com/toolgate/toolgate/services/homeassistant/reads"
+	"github.com/toolgate/toolgate/services/homeassistant/relay"
 )
 
 func main() {
 	toolkit.Run("homeassistant",
 		hass.Module,
 		reads.Module,
+		relay.Module,
 	)
 }

@@ -48,6 +48,14 @@ func Start(t testing.TB, name string, tools []toolkit.Tool, edits ...func(*toolk
 	if err != nil {
 		t.Fatal(err)
 	}
+	return Serve(t, svc)
+}
+
+// Serve serves an existing service (one whose tools change at runtime, a
+// relay's) and returns a connected client. The service must accept
+// ServiceToken.
+func Serve(t testing.TB, svc *toolkit.Service) *Service {
+	t.Helper()
 	srv := httptest.NewServer(svc.Handler())
 	t.Cleanup(srv.Close)
 	tr, err := transport.NewStreamableHTTP(srv.URL+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + ServiceToken}))

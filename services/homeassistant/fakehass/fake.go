@@ -166,6 +166,7 @@ func (f *Fake) Handler() http.Handler {
 	mux.HandleFunc("POST /api/config/core/check_config", f.admin(f.checkConfig))
 	mux.HandleFunc("POST /api/services/{domain}/{service}", f.service)
 	mux.HandleFunc("POST /api/template", f.admin(f.template))
+	mux.HandleFunc("GET /api/config/script/config/{key}", f.admin(f.scriptConfig))
 	mux.HandleFunc("POST /api/mcp", f.mcp)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "404: Not Found", http.StatusNotFound)
@@ -391,6 +392,22 @@ func (f *Fake) checkConfig(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"result": "valid", "errors": nil, "warnings": nil})
+}
+
+// scriptConfig answers EditKeyBasedConfigView's GET: the script's entry in
+// scripts.yaml, or 404 {"message":"Resource not found"}.
+func (f *Fake) scriptConfig(w http.ResponseWriter, r *http.Request) {
+	if f.opts.ConfigDir != "" {
+		raw, err := os.ReadFile(filepath.Join(f.opts.ConfigDir, "scripts.yaml"))
+		var scripts map[string]any
+		if err == nil && yaml.Unmarshal(raw, &scripts) == nil {
+			if cfg, ok := scripts[r.PathValue("key")].(map[string]any); ok {
+				writeJSON(w, http.StatusOK, cfg)
+				return
+			}
+		}
+	}
+	message(w, http.StatusNotFound, "Resource not found")
 }
 
 // checkDir parses the YAML files HA would load; HA's own tags are fine.

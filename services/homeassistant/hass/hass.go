@@ -266,3 +266,24 @@ func adminHint(err error, what string) error {
 	}
 	return err
 }
+
+// ScriptConfig returns the configuration of the script with key from
+// scripts.yaml (GET /api/config/script/config/<key>, admin only); nil
+// when HA has no such script there.
+func (h *Client) ScriptConfig(ctx context.Context, key string) (map[string]any, error) {
+	if !ValidName(key) {
+		return nil, toolerr.New(toolerr.InvalidArgument, "a script key is lower-case letters, digits and _")
+	}
+	p, err := upstream.Path("api", "config", "script", "config", key)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := h.c.GetJSON(ctx, p, nil, &out); err != nil {
+		if toolerr.CodeOf(err) == toolerr.NotFound {
+			return nil, nil
+		}
+		return nil, adminHint(err, "reading a script's configuration")
+	}
+	return out, nil
+}

@@ -1,0 +1,397 @@
+package relay
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/config"
+	"github.com/toolgate/toolgate/internal/redact"
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
+	"github.com/toolgate/toolgate/internal/upstream"
+	"github.com/toolgate/toolgate/services/homeassistant/fakehass"
+	"github.com/toolgate/toolgate/services/homeassistant/hass"
+)
+
+const haToken = "relay-test-ha-token-PLANTED-0123456789"
+
+// home is a fake HA behind a switchable handler (so a test can take it
+// away, as a restart does) and the client that reaches it.
+type home struct {
+	fake    *fakehass.Fake
+	ha      *hass.Client
+	handler atomic.Pointer[http.Handler]
+	srv     *httptest.Server
+}
+
+func newHome(t *testing.T, edit func(*fakehass.Options)) *home {
+	t.Helper()
+	dir := t.TempDir()
+	if err := fakehass.SeedConfig(dir); err != nil {
+		t.Fatal(err)
+	}
+	o := fakehass.DemoHome(fakehass.Options{Token: haToken, ConfigDir: dir, Now: func() time.Time { return time.Date(2026, 12, 2, 18, 0, 0, 0, time.UTC) }})
+	if edit != nil {
+		edit(&o)
+	}
+	h := &home{fake: fakehass.New(o)}
+	h.set(h.fake.Handler())
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.handler.Load()).ServeHTTP(w, r) }))
+	t.Cleanup(h.srv.Close)
+	up, err := upstream.New(upstream.Config{Name: "Home Assistant", BaseURL: h.srv.URL, AllowHTTP: true,
+		Header: http.Header{"Authorization": {"Bearer " + haToken}}, Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ha = hass.New(up)
+	return h
+}
+
+func (h *home) set(handler http.Handler) { h.handler.Store(&handler) }
+
+// serve runs a toolkit service with the relay's tools, writes allowed.
+func serve(t *testing.T, h *home, set Settings) (*Relay, *toolkittest.Service, *toolkit.Service) {
+	t.Helper()
+	if set.Path == "" {
+		set.Path = DefaultPath
+	}
+	r := New(set, h.ha, nil)
+	svc, err := toolkit.New(toolkit.Options{
+		Name: "homeassistant", ServiceToken: []byte(toolkittest.ServiceToken), ApprovalKey: []byte(toolkittest.ApprovalKey),
+		AllowWrites: true, Redactor: redact.New([]byte(toolkittest.ServiceToken), []byte(toolkittest.ApprovalKey), []byte(haToken)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Attach(svc)
+	if err := r.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return r, toolkittest.Serve(t, svc), svc
+}
+
+func listed(t *testing.T, s *toolkittest.Service) map[string]mcp.Tool {
+	t.Helper()
+	res, err := s.Client.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]mcp.Tool{}
+	for _, tl := range res.Tools {
+		out[tl.Name] = tl
+	}
+	return out
+}
+
+// Every tool of HA's MCP server appears under an ha_ name with its schema
+// made strict; known reads are reads, everything else a write.
+func TestRelayedToolList(t *testing.T) {
+	h := newHome(t, nil)
+	_, s, _ := serve(t, h, Settings{})
+	tools := listed(t, s)
+	want := []string{"ha_GetDateTime", "ha_GetLiveContext", "ha_HassClimateSetTemperature", "ha_HassLightSet", "ha_HassMediaPause",
+		"ha_HassMediaUnpause", "ha_HassSetPosition", "ha_HassTurnOff", "ha_HassTurnOn", "ha_good_night", "ha_todo_get_items"}
+	var got []string
+	for n := range tools {
+		got = append(got, n)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("relayed tools %v\nwant %v", got, want)
+	}
+	for name, tl := range tools {
+		write, _ := tl.Meta.AdditionalFields[approval.MetaWrite].(bool)
+		read := name == "ha_GetDateTime" || name == "ha_GetLiveContext" || name == "ha_todo_get_items"
+		if write == read || *tl.Annotations.ReadOnlyHint != read {
+			t.Errorf("%s: write=%v readOnly=%v", name, write, *tl.Annotations.ReadOnlyHint)
+		}
+	}
+	var def struct {
+		InputSchema map[string]any `json:"inputSchema"`
+	}
+	raw, _ := json.Marshal(tools["ha_HassTurnOn"])
+	if err := json.Unmarshal(raw, &def); err != nil {
+		t.Fatal(err)
+	}
+	schema := def.InputSchema
+	props, _ := schema["properties"].(map[string]any)
+	if schema["additionalProperties"] != false || props["device_class"] == nil || props["floor"] == nil {
+		t.Errorf("HassTurnOn schema = %v", schema)
+	}
+}
+
+// A relayed read answers with HA's result decoded.
+func TestRelayedRead(t *testing.T) {
+	h := newHome(t, nil)
+	_, s, _ := serve(t, h, Settings{})
+	s.RunReads(t, []toolkittest.ReadCase{
+		{Tool: "ha_GetLiveContext", Args: map[string]any{"domain": "lock"}, Has: []string{`"success":true`, "Front Door, Main Door"}},
+		{Tool: "ha_GetDateTime", Has: []string{`"date":"2026-12-02"`}},
+		{Name: "unknown argument refused before HA", Tool: "ha_GetDateTime", Args: map[string]any{"x": 1}, Code: "invalid_argument"},
+	}, haToken)
+}
+
+// A relayed write previews what it would touch, with facts for the
+// policy, changes nothing, and applies exactly once with an approval.
+func TestRelayedWritePreviewAndApply(t *testing.T) {
+	h := newHome(t, nil)
+	_, s, _ := serve(t, h, Settings{})
+	args := map[string]any{"name": "Front Door"}
+	prev, isErr := s.Call(t, "ha_HassTurnOff", args, "")
+	if isErr {
+		t.Fatalf("preview: %v", prev)
+	}
+	p := prev["preview"].(map[string]any)
+	raw, _ := json.Marshal(p)
+	if p["kind"] != "intent" || !strings.Contains(string(raw), `"entity_id":"lock.front_door"`) || !strings.Contains(string(raw), `"state":"locked"`) {
+		t.Fatalf("preview = %s", raw)
+	}
+	if h.fake.StateOf("lock.front_door") != "locked" || len(h.fake.Calls()) != 0 {
+		t.Fatal("the preview changed something")
+	}
+	tok := s.Approve(t, "homeassistant", "ha_HassTurnOff", args, "tkt-1")
+	res, isErr := s.Call(t, "ha_HassTurnOff", args, tok)
+	if isErr || res["status"] != "applied" || h.fake.StateOf("lock.front_door") != "unlocked" {
+		t.Fatalf("apply: %v, state %s", res, h.fake.StateOf("lock.front_door"))
+	}
+	if res, isErr = s.Call(t, "ha_HassTurnOff", args, tok); !isErr || !strings.Contains(toJSON(res), "already used") {
+		t.Fatalf("replay: %v", res)
+	}
+}
+
+// The facts a preview reports ride in _meta, bound into its digest.
+func TestRelayedPreviewFacts(t *testing.T) {
+	h := newHome(t, nil)
+	_, s, _ := serve(t, h, Settings{})
+	for _, c := range []struct {
+		tool    string
+		args    map[string]any
+		domains []any
+		classes []any
+		flags   map[string]bool
+	}{
+		{"ha_HassTurnOn", map[string]any{"area": "Garage"}, []any{"cover", "light"}, []any{"cover.garage"}, map[string]bool{"unresolved": false, "opaque": false}},
+		{"ha_HassTurnOn", map[string]any{"name": "Main Door"}, []any{}, []any{}, map[string]bool{"unresolved": true}},
+		{"ha_HassLightSet", map[string]any{"area": "Kitchen", "brightness": 40}, []any{"light"}, []any{}, map[string]bool{"unresolved": false}},
+		{"ha_good_night", map[string]any{}, []any{"light", "lock", "script"}, []any{}, map[string]bool{"opaque": true, "unresolved": false}},
+	} {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = c.tool, c.args
+		res, err := s.Client.CallTool(t.Context(), req)
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", c.tool, err, res)
+		}
+		facts, _ := res.Meta.AdditionalFields[approval.MetaPreviewFacts].(map[string]any)
+		if !slices.Equal(asList(facts["domains"]), c.domains) || !slices.Equal(asList(facts["device_classes"]), c.classes) {
+			t.Errorf("%s %v: facts %v", c.tool, c.args, facts)
+		}
+		for k, v := range c.flags {
+			if facts[k] != v {
+				t.Errorf("%s %v: %s = %v, want %v", c.tool, c.args, k, facts[k], v)
+			}
+		}
+	}
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	if l == nil {
+		return []any{}
+	}
+	return l
+}
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// HA's error for a call is an isError result with a stable code; the
+// token never appears.
+func TestRelayedErrors(t *testing.T) {
+	h := newHome(t, nil)
+	_, s, _ := serve(t, h, Settings{})
+	args := map[string]any{"name": "Nothing Here"}
+	tok := s.Approve(t, "homeassistant", "ha_HassTurnOn", args, "tkt-2")
+	res, isErr := s.Call(t, "ha_HassTurnOn", args, tok)
+	if !isErr || !strings.Contains(toJSON(res), "Home Assistant answered with an error") || strings.Contains(toJSON(res), haToken) {
+		t.Fatalf("HA's error: %v", res)
+	}
+}
+
+// When HA restarts with other tools (a script exposed meanwhile) the next
+// sync offers them; while it is away the last tools stay and calls fail
+// with upstream_unavailable.
+func TestRelayFollowsAHomeAssistantRestart(t *testing.T) {
+	h := newHome(t, nil)
+	r, s, _ := serve(t, h, Settings{})
+	h.set(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			t.Error("no hijacker")
+			return
+		}
+		c, _, _ := hj.Hijack()
+		_ = c.Close()
+	}))
+	if err := r.Sync(t.Context()); toolerr.CodeOf(err) != toolerr.UpstreamUnavailable {
+		t.Fatalf("sync while HA is down: %v", err)
+	}
+	if _, ok := listed(t, s)["ha_HassTurnOn"]; !ok {
+		t.Fatal("tools vanished while HA was away")
+	}
+	s.RunReads(t, []toolkittest.ReadCase{{Name: "down", Tool: "ha_GetDateTime", Code: "upstream_unavailable"}})
+
+	h.fake.Expose("script.movie_mode", true)
+	h.set(h.fake.Handler())
+	if err := r.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := listed(t, s)["ha_movie_mode"]; !ok {
+		t.Fatal("a script exposed while HA was away is not relayed")
+	}
+}
+
+// Withheld tools, the HA_MCP_TOOLS list, hostile names and schemas.
+func TestToolsFromUpstream(t *testing.T) {
+	r := New(Settings{Path: DefaultPath, Only: nil}, hass.New(nil), nil)
+	schema := json.RawMessage(`{"type":"object","properties":{"x":{"type":"string"}}}`)
+	list := []UpstreamTool{
+		{Name: "ha_get_state", InputSchema: schema},
+		{Name: "ha_call_service", InputSchema: schema, Annotations: map[string]any{"readOnlyHint": true, "destructiveHint": true}},
+		{Name: "ha_auth", InputSchema: schema},
+		{Name: "ha_yaml_config", InputSchema: schema},
+		{Name: "HassTurnOn", InputSchema: schema},
+		{Name: "bad name!", InputSchema: schema},
+		{Name: "refs", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"file:///etc/passwd"}}}`)},
+		{Name: "array", InputSchema: json.RawMessage(`{"type":"array"}`)},
+		{Name: "deep", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":` + strings.Repeat(`{"items":`, 20) + `{}` + strings.Repeat(`}`, 20) + `}}`)},
+		{Name: "HassTurnOn", InputSchema: schema},
+	}
+	tools, skipped := r.Tools(list)
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Equal(names, []string{"ha_HassTurnOn", "ha_call_service", "ha_get_state"}) {
+		t.Fatalf("tools %v (skipped %v)", names, skipped)
+	}
+	for _, n := range []string{"ha_auth", "ha_yaml_config", "refs", "array", "deep", "HassTurnOn"} {
+		if skipped[n] == "" {
+			t.Errorf("%s was not skipped: %v", n, skipped)
+		}
+	}
+	for _, tl := range tools {
+		switch tl.Name {
+		case "ha_call_service":
+			if tl.IsWrite() != true || !tl.Annotations.Destructive {
+				t.Errorf("ha_call_service: write=%v destructive=%v (an upstream readOnly hint must not make a read)", tl.IsWrite(), tl.Annotations.Destructive)
+			}
+		case "ha_get_state":
+			if tl.IsWrite() {
+				t.Error("ha_get_state is a known read")
+			}
+		}
+	}
+	r.set.Only = map[string]bool{"HassTurnOn": true}
+	if tools, _ := r.Tools(list); len(tools) != 1 || tools[0].Name != "ha_HassTurnOn" {
+		t.Errorf("HA_MCP_TOOLS: %v", tools)
+	}
+}
+
+func TestLoadSettings(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want Settings
+		bad  string
+	}{
+		{env: nil, want: Settings{Path: DefaultPath, Refresh: time.Minute}},
+		{env: map[string]string{EnvPath: "off"}, want: Settings{Refresh: time.Minute}},
+		{env: map[string]string{EnvPath: "/api/hass_mcp", EnvRefresh: "30s"}, want: Settings{Path: "/api/hass_mcp", Refresh: 30 * time.Second}},
+		{env: map[string]string{EnvPath: "/api/../config"}, bad: EnvPath},
+		{env: map[string]string{EnvPath: "https://elsewhere/api/mcp"}, bad: EnvPath},
+		{env: map[string]string{EnvRefresh: "1s"}, bad: EnvRefresh},
+		{env: map[string]string{EnvTools: "HassTurnOn, bad name"}, bad: EnvTools},
+	} {
+		l := config.New(func(k string) (string, bool) { v, ok := c.env[k]; return v, ok })
+		got := LoadSettings(l)
+		err := l.Err()
+		if c.bad != "" {
+			if err == nil || !strings.Contains(err.Error(), c.bad) {
+				t.Errorf("%v: error %v, want one naming %s", c.env, err, c.bad)
+			}
+			continue
+		}
+		if err != nil || got.Path != c.want.Path || got.Refresh != c.want.Refresh {
+			t.Errorf("%v: %+v %v", c.env, got, err)
+		}
+	}
+}
+
+// The MCP client speaks HA's transport: 202 for the notification, an SSE
+// answer is read too, a foreign id or a JSON-RPC error is refused, and a
+// missing server is named.
+func TestMCPClientTransport(t *testing.T) {
+	var answer atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), "notifications/initialized") {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		a := answer.Load().(func(w http.ResponseWriter, id string))
+		var msg struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		a(w, string(msg.ID))
+	}))
+	t.Cleanup(srv.Close)
+	up, _ := upstream.New(upstream.Config{BaseURL: srv.URL, AllowHTTP: true, Retries: -1})
+	m := NewMCP(up, "/api/mcp")
+	for _, c := range []struct {
+		name   string
+		answer func(w http.ResponseWriter, id string)
+		code   toolerr.Code
+	}{
+		{"json", func(w http.ResponseWriter, id string) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"home-assistant"}}}`)
+		}, ""},
+		{"sse", func(w http.ResponseWriter, id string) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"+id+",\"result\":{\"serverInfo\":{\"name\":\"x\"}}}\n\n")
+		}, ""},
+		{"another id", func(w http.ResponseWriter, _ string) {
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":999999,"result":{}}`)
+		}, toolerr.UpstreamUnavailable},
+		{"rpc error", func(w http.ResponseWriter, id string) {
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32601,"message":"Method not found `+haToken+`"}}`)
+		}, toolerr.UpstreamUnavailable},
+		{"no server", func(w http.ResponseWriter, _ string) { http.Error(w, "404: Not Found", http.StatusNotFound) }, toolerr.UpstreamUnavailable},
+		{"unauthorized", func(w http.ResponseWriter, _ string) { http.Error(w, "401: Unauthorized", http.StatusUnauthorized) }, toolerr.AuthFailed},
+		{"not json", func(w http.ResponseWriter, _ string) { _, _ = io.WriteString(w, "<html>") }, toolerr.UpstreamUnavailable},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			answer.Store(c.answer)
+			_, err := m.Initialize(t.Context())
+			if toolerr.CodeOf(err) != c.code && !(c.code == "" && err == nil) {
+				t.Fatalf("err = %v, want %s", err, c.code)
+			}
+			if err != nil && strings.Contains(toolerr.MessageOf(err), haToken) {
+				t.Error("the server's error text reached the message")
+			}
+		})
+	}
+}
