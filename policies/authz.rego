@@ -18,9 +18,17 @@
 #                    end-user role that is unknown, may not use the service, or
 #                    is read-only and writes
 #   2. confirm human destructive write, forced write, write to a tool listed
-#                    for human approval, any write by a role marked for it
-#   3. confirm model any other write that is not listed as low-risk
+#                    for human approval, any write by a role marked for it, a
+#                    write whose preview facts show a target that needs a
+#                    person (a lock, say) or targets it could not tell
+#   3. confirm model any other write that is not low-risk
 #   4. allow         a low-risk write, or a read
+#
+# Preview facts: after a write's preview the gateway asks again with
+# input.preview = {"facts": {...} | null} (also on the confirm) and keeps
+# the stricter of the two decisions, so the rules on facts below can only
+# raise the approval a write needs. Their meaning per service lives in
+# data/toolgate/preview_facts.json.
 # Anything else is denied ("no policy rule matched").
 #
 # The outcomes are written as mutually exclusive rules (each one states that
@@ -274,9 +282,59 @@ human_tool if {
 	startswith(input.tool, prefix)
 }
 
+# --- preview facts ------------------------------------------------------
+
+# The preview has run (input.preview is set), with or without facts.
+preview_stage if is_object(input.preview)
+
+has_facts if is_object(input.preview.facts)
+
+facts_config := cfg.preview_facts.services[input.service]
+
+human_reasons contains sprintf("the write would operate a %s, which needs a person's approval", [d]) if {
+	is_write
+	some d in input.preview.facts.domains
+	d in facts_config.human_domains
+}
+
+human_reasons contains sprintf("the write would operate a %s, which needs a person's approval", [c]) if {
+	is_write
+	some c in input.preview.facts.device_classes
+	c in facts_config.human_device_classes
+}
+
+human_reasons contains "the preview could not tell everything the write would touch" if {
+	is_write
+	input.preview.facts.unresolved == true
+}
+
+human_reasons contains sprintf("a write of %q must report what it touches and its preview did not", [service]) if {
+	is_write
+	preview_stage
+	facts_config.required == true
+	not has_facts
+}
+
 # --- low risk -----------------------------------------------------------
 
-low_risk if input.tool in cfg.tools.low_risk
+# A listed tool is low risk unless its preview's facts show more than its
+# service's low-risk domains, an effect that cannot be seen (a script) or
+# targets that could not be told.
+low_risk if {
+	input.tool in cfg.tools.low_risk
+	not beyond_low_risk
+}
+
+beyond_low_risk if {
+	some d in input.preview.facts.domains
+	not low_risk_domain(d)
+}
+
+beyond_low_risk if input.preview.facts.opaque == true
+
+beyond_low_risk if input.preview.facts.unresolved == true
+
+low_risk_domain(d) if d in facts_config.low_risk_domains
 
 # --- tickets ------------------------------------------------------------
 

@@ -112,7 +112,7 @@ test_readonly_group_write_denied if {
 }
 
 test_readonly_group_low_risk_write_denied if {
-	inp := object.union(write_call("ha_light_turn_on", {}), {"client": {"groups": ["readonly"]}})
+	inp := object.union(write_call("ha_HassLightSet", {}), {"client": {"groups": ["readonly"]}})
 	authz.decision.decision == "deny" with input as inp
 }
 
@@ -205,8 +205,7 @@ test_ersatztv_deletes_and_reset_need_human if {
 }
 
 test_human_tool_by_prefix if {
-	authz.decision == confirm("human", `tool "ha_lock_unlock" needs human approval`) with input as write_call("ha_lock_unlock", {})
-	authz.decision == confirm("human", `tool "ha_alarm_disarm" needs human approval`) with input as write_call("ha_alarm_disarm", {})
+	authz.decision == confirm("human", `tool "ha_HassUnlock" needs human approval`) with input as write_call("ha_HassUnlock", {})
 	inp := write_call("unraid_array_stop", {"service": "unraid", "client": {"groups": ["admins"]}})
 	authz.decision == confirm("human", `tool "unraid_array_stop" needs human approval`) with input as inp
 }
@@ -218,45 +217,124 @@ test_human_list_applies_to_writes_only if {
 }
 
 test_human_reasons_joined if {
-	inp := write_call("ha_lock_unlock", {"annotations": {"destructiveHint": true}, "ticket": {"force": true}})
-	r := "destructive write needs human approval; forced write needs human approval; tool \"ha_lock_unlock\" needs human approval"
+	inp := write_call("ha_HassUnlock", {"annotations": {"destructiveHint": true}, "ticket": {"force": true}})
+	r := "destructive write needs human approval; forced write needs human approval; tool \"ha_HassUnlock\" needs human approval"
 	authz.decision == confirm("human", r) with input as inp
 }
 
 # --- low risk -----------------------------------------------------------
 
 test_low_risk_write_allowed if {
-	every tool in ["ha_light_turn_on", "ha_light_turn_off"] {
+	every tool in ["ha_HassTurnOn", "ha_HassLightSet"] {
 		authz.decision == allow("low-risk write allowed without a ticket") with input as write_call(tool, {})
 	}
 	inp := write_call("demo_note_touch", {"service": "demo"})
 	authz.decision == allow("low-risk write allowed without a ticket") with input as inp
 }
 
+# --- preview facts ------------------------------------------------------
+
+# After a write's preview the gateway asks again with its facts.
+facts_call(tool, facts) := object.union(write_call(tool, {}), {"preview": {"facts": facts}})
+
+ha_facts(domains, classes) := {"kind": "intent", "domains": domains, "device_classes": classes, "unresolved": false, "opaque": false}
+
+test_facts_lock_needs_a_person if {
+	every tool in ["ha_HassTurnOn", "ha_HassTurnOff", "ha_HassSetPosition", "ha_good_night"] {
+		authz.decision == confirm("human", "the write would operate a lock, which needs a person's approval") with input as facts_call(tool, ha_facts(["lock"], []))
+	}
+	authz.decision.approval == "human" with input as facts_call("ha_HassTurnOn", ha_facts(["alarm_control_panel", "light"], []))
+}
+
+test_facts_garage_and_gate_covers_need_a_person if {
+	every class in ["cover.garage", "cover.gate"] {
+		r := sprintf("the write would operate a %s, which needs a person's approval", [class])
+		authz.decision == confirm("human", r) with input as facts_call("ha_HassTurnOn", ha_facts(["cover"], [class]))
+	}
+
+	# Blinds are covers too, but not a way into the house.
+	authz.decision == confirm("model", "write needs confirmation") with input as facts_call("ha_HassTurnOn", ha_facts(["cover"], ["cover.blind"]))
+}
+
+test_facts_unresolved_needs_a_person if {
+	f := object.union(ha_facts([], []), {"unresolved": true})
+	authz.decision == confirm("human", "the preview could not tell everything the write would touch") with input as facts_call("ha_HassTurnOn", f)
+}
+
+test_facts_required_but_missing_needs_a_person if {
+	r := `a write of "homeassistant" must report what it touches and its preview did not`
+	authz.decision == confirm("human", r) with input as facts_call("ha_HassTurnOn", null)
+	authz.decision == confirm("human", r) with input as object.union(write_call("ha_HassTurnOn", {}), {"preview": {}})
+
+	# Services without a facts contract are unaffected.
+	inp := object.union(write_call("demo_note_touch", {"service": "demo"}), {"preview": {"facts": null}})
+	authz.decision == allow("low-risk write allowed without a ticket") with input as inp
+}
+
+test_facts_keep_lights_and_media_low_risk if {
+	authz.decision == allow("low-risk write allowed without a ticket") with input as facts_call("ha_HassTurnOff", ha_facts(["light"], []))
+	authz.decision == allow("low-risk write allowed without a ticket") with input as facts_call("ha_HassMediaPause", ha_facts(["media_player"], ["media_player.tv"]))
+
+	# Before the preview a low-risk tool is low risk; the gateway never
+	# applies on that answer alone.
+	authz.decision == allow("low-risk write allowed without a ticket") with input as write_call("ha_HassTurnOn", {})
+}
+
+test_facts_beyond_low_risk_need_confirmation if {
+	authz.decision == confirm("model", "write needs confirmation") with input as facts_call("ha_HassTurnOn", ha_facts(["light", "switch"], []))
+	authz.decision == confirm("model", "write needs confirmation") with input as facts_call("ha_HassTurnOn", object.union(ha_facts(["light"], []), {"opaque": true}))
+
+	# Scripts are opaque: never without a ticket.
+	authz.decision == confirm("model", "write needs confirmation") with input as facts_call("ha_good_night", {"kind": "script", "domains": ["light", "script"], "device_classes": [], "unresolved": false, "opaque": true})
+}
+
+test_facts_never_lower_the_approval if {
+	# Harmless facts leave a person's approval where another rule asks for it.
+	light := ha_facts(["light"], [])
+	authz.decision.approval == "human" with input as facts_call("ha_HassUnlock", light)
+	inp := object.union(facts_call("ha_HassTurnOn", light), {"annotations": {"destructiveHint": true}})
+	authz.decision.approval == "human" with input as inp
+	inp2 := object.union(facts_call("ha_HassTurnOn", light), {"ticket": {"force": true}})
+	authz.decision.approval == "human" with input as inp2
+	inp3 := object.union(facts_call("ha_HassTurnOn", light), {"client": {"groups": ["readonly"]}})
+	authz.decision.decision == "deny" with input as inp3
+}
+
+test_facts_do_not_touch_reads if {
+	inp := object.union(base, {"preview": {"facts": ha_facts(["lock"], ["cover.garage"])}})
+	authz.decision == allow("read allowed") with input as inp
+}
+
+test_facts_shape_is_not_trusted if {
+	# Odd shapes (a service bug) never allow more.
+	authz.decision.approval == "human" with input as facts_call("ha_HassTurnOn", {"domains": "lock", "unresolved": true})
+	authz.decision.decision == "confirm" with input as facts_call("ha_HassTurnOn", {"domains": [3], "opaque": false})
+}
+
 # --- precedence ---------------------------------------------------------
 
 test_deny_beats_human if {
-	inp := object.union(write_call("ha_lock_unlock", {"annotations": {"destructiveHint": true}}), {"client": {"groups": ["readonly"]}})
+	inp := object.union(write_call("ha_HassUnlock", {"annotations": {"destructiveHint": true}}), {"client": {"groups": ["readonly"]}})
 	authz.decision.decision == "deny" with input as inp
 	inp2 := write_call("unraid_array_stop", {"service": "unraid", "ticket": {"force": true}})
 	authz.decision == deny(`client "openwebui" may not use service "unraid"`) with input as inp2
 }
 
 test_human_beats_low_risk_when_forced if {
-	inp := write_call("ha_light_turn_on", {"ticket": {"force": true}})
+	inp := write_call("ha_HassLightSet", {"ticket": {"force": true}})
 	authz.decision == confirm("human", "forced write needs human approval") with input as inp
-	inp2 := write_call("ha_light_turn_on", {"args": {"force": true}})
+	inp2 := write_call("ha_HassLightSet", {"args": {"force": true}})
 	authz.decision.approval == "human" with input as inp2
 }
 
 test_human_beats_low_risk_when_destructive if {
-	inp := write_call("ha_light_turn_off", {"annotations": {"destructiveHint": true}})
+	inp := write_call("ha_HassTurnOff", {"annotations": {"destructiveHint": true}})
 	authz.decision == confirm("human", "destructive write needs human approval") with input as inp
 }
 
 test_human_list_beats_low_risk_list if {
-	authz.decision.approval == "human" with input as write_call("ha_lock_unlock", {})
-		with data.data.toolgate.tools.low_risk as ["ha_lock_unlock"]
+	authz.decision.approval == "human" with input as write_call("ha_HassUnlock", {})
+		with data.data.toolgate.tools.low_risk as ["ha_HassUnlock"]
 }
 
 test_model_confirm_beats_read_allow if {
@@ -279,7 +357,7 @@ test_list_action if {
 # Tickets are checked by the gateway; the policy's answer must not change
 # between the preview call and the confirming call.
 test_ticket_state_does_not_change_decision if {
-	every tool in ["ha_climate_set_temperature", "ha_lock_unlock", "ha_light_turn_on", "ha_states_list"] {
+	every tool in ["ha_climate_set_temperature", "ha_HassUnlock", "ha_HassLightSet", "ha_states_list"] {
 		d1 := authz.decision with input as write_call(tool, {"ticket": {"state": "none"}})
 		d2 := authz.decision with input as write_call(tool, {"ticket": {"state": "valid"}})
 		d1 == d2
@@ -292,8 +370,8 @@ test_every_outcome_has_stable_shape_and_reason if {
 		{},
 		with_patch({"service": "toaster"}),
 		write_call("ha_climate_set_temperature", {}),
-		write_call("ha_lock_unlock", {}),
-		write_call("ha_light_turn_on", {}),
+		write_call("ha_HassUnlock", {}),
+		write_call("ha_HassLightSet", {}),
 	]
 	every inp in inputs {
 		d := authz.decision with input as inp
@@ -319,15 +397,19 @@ test_invalid_ttl_falls_back_to_default if {
 }
 
 test_low_risk_list_from_data if {
-	authz.decision.decision == "confirm" with input as write_call("ha_light_turn_on", {})
+	authz.decision.decision == "confirm" with input as write_call("ha_HassLightSet", {})
 		with data.data.toolgate.tools.low_risk as []
 	authz.decision.decision == "allow" with input as write_call("ha_climate_set_temperature", {})
 		with data.data.toolgate.tools.low_risk as ["ha_climate_set_temperature"]
 }
 
 test_human_lists_from_data if {
-	authz.decision.approval == "model" with input as write_call("ha_lock_unlock", {})
+	authz.decision.approval == "model" with input as write_call("ha_HassUnlock", {})
+		with data.data.toolgate.tools.human_approval as []
+	authz.decision.approval == "model" with input as write_call("unraid_array_stop", {"service": "unraid", "client": {"groups": ["admins"]}})
 		with data.data.toolgate.tools.human_approval_prefixes as []
+	authz.decision.approval == "human" with input as facts_call("ha_HassTurnOn", ha_facts(["switch"], []))
+		with data.data.toolgate.preview_facts.services.homeassistant.human_domains as ["switch"]
 	authz.decision.approval == "human" with input as write_call("ha_climate_set_temperature", {})
 		with data.data.toolgate.tools.human_approval as ["ha_climate_set_temperature"]
 }
@@ -402,7 +484,7 @@ test_role_cannot_widen_client_groups if {
 }
 
 test_role_read_only_from_data if {
-	inp := object.union(write_call("ha_light_turn_on", {}), {"user_role": "user"})
+	inp := object.union(write_call("ha_HassLightSet", {}), {"user_role": "user"})
 	authz.decision == deny(`end-user role "user" is read-only: writes are denied`) with input as inp
 		with data.data.toolgate.user_roles.user.read_only as true
 	authz.decision == allow("read allowed") with input as object.union(base, {"user_role": "user"})
@@ -411,7 +493,7 @@ test_role_read_only_from_data if {
 
 test_role_human_approval_from_data if {
 	# Even a low-risk write then needs a person.
-	inp := object.union(write_call("ha_light_turn_on", {}), {"user_role": "user"})
+	inp := object.union(write_call("ha_HassLightSet", {}), {"user_role": "user"})
 	authz.decision == confirm("human", `writes by end-user role "user" need human approval`) with input as inp
 		with data.data.toolgate.user_roles.user.human_approval as true
 	authz.decision == allow("low-risk write allowed without a ticket") with input as inp

@@ -13,7 +13,7 @@ import (
 //
 // Most calls ask the same question again: may this client read that tool?
 // What can differ between two such calls is the arguments, the ticket, the
-// end user and the time (varying). Whether the policy looks at them for a
+// end user, the time and a write's preview facts (varying). Whether the policy looks at them for a
 // given client and tool is not guessed from the Rego we ship: the engine
 // partially evaluates the decision with exactly those fields unknown and
 // everything else known. When OPA reduces the decision to a constant, no
@@ -29,7 +29,7 @@ import (
 // varying lists the input fields that may differ between calls with the
 // same known part, by their JSON names. Every field of Input is either
 // here or in knownItems (a test holds both lists to the struct).
-var varying = []string{"user", "args", "ticket", "time"}
+var varying = []string{"user", "args", "ticket", "time", "preview"}
 
 // resultVar is the variable the partial query binds the decision to.
 const resultVar = "toolgate_decision"
@@ -44,8 +44,8 @@ type knownKey struct {
 	action, client, groups, userRole, service, tool, transport string
 	write                                                      bool
 	ann                                                        Annotations
-	// fixed: the call has no arguments and no ticket, so those two are
-	// part of the known input too (tools/list asks this way, and so does a
+	// fixed: the call has no arguments, no ticket and no preview, so those
+	// are part of the known input too (tools/list asks this way, and so does a
 	// call without arguments).
 	fixed bool
 }
@@ -63,7 +63,7 @@ func (in Input) knownKey() (knownKey, bool) {
 	return knownKey{
 		action: in.Action, client: in.Client.Name, groups: groups, userRole: in.UserRole, service: in.Service,
 		tool: in.Tool, transport: in.Transport, write: in.Write, ann: in.Annotations,
-		fixed: in.Args != nil && len(in.Args) == 0 && in.Ticket == Ticket{State: "none"},
+		fixed: in.Args != nil && len(in.Args) == 0 && in.Ticket == Ticket{State: "none"} && in.Preview == nil,
 	}, true
 }
 
@@ -108,12 +108,13 @@ func (e *Embedded) constant(ctx context.Context, in Input, fixed bool) (Decision
 	items := in.knownItems()
 	unknowns := make([]*ast.Term, 0, len(varying))
 	for _, f := range varying {
-		if fixed && (f == "args" || f == "ticket") {
+		if fixed && (f == "args" || f == "ticket" || f == "preview") {
 			continue
 		}
 		unknowns = append(unknowns, ast.RefTerm(ast.InputRootDocument, ast.StringTerm(f)))
 	}
 	if fixed {
+		// No arguments, no ticket and no preview: all three are known.
 		items = append(items, item("args", ast.ObjectTerm()), item("ticket", Ticket{State: "none"}.term()))
 	}
 	pq, err := e.partial.Partial(ctx, rego.EvalParsedInput(ast.NewObject(items...)), rego.EvalParsedUnknowns(unknowns))

@@ -39,6 +39,13 @@ func variants(in Input) []Input {
 		with(in, func(in *Input) { in.User = "" }),
 		with(in, func(in *Input) { in.User = "mallory@example.org" }),
 		with(in, func(in *Input) { in.Time = in.Time.Add(7 * time.Hour) }),
+		with(in, func(in *Input) { in.Preview = &Preview{} }),
+		with(in, func(in *Input) { in.Preview = &Preview{Facts: haFacts([]any{"lock"}, nil)} }),
+		with(in, func(in *Input) { in.Preview = &Preview{Facts: haFacts([]any{"light"}, nil)} }),
+		with(in, func(in *Input) {
+			in.Args = map[string]any{}
+			in.Preview = &Preview{Facts: haFacts([]any{"switch"}, nil)}
+		}),
 	}
 }
 
@@ -52,8 +59,8 @@ func shippedCases() []Input {
 		read(),
 		with(read(), func(in *Input) { in.Service, in.Tool = "demo", "demo_echo" }),
 		write("ha_climate_set_temperature"),
-		write("ha_light_turn_on"),
-		write("ha_lock_unlock"),
+		write("ha_HassTurnOn"),
+		write("ha_HassUnlock"),
 		with(write("demo_counter_reset"), func(in *Input) { in.Service = "demo"; in.Annotations.Destructive = true }),
 		with(write("demo_note_touch"), func(in *Input) { in.Service = "demo" }),
 		with(write("ha_climate_set_temperature"), groups("readonly")),
@@ -70,7 +77,7 @@ func shippedCases() []Input {
 		}),
 		with(read(), func(in *Input) { in.UserRole = "pending" }),
 		with(read(), func(in *Input) { in.UserRole = "owner" }),
-		with(write("ha_light_turn_on"), func(in *Input) { in.UserRole = "user" }),
+		with(write("ha_HassLightSet"), func(in *Input) { in.UserRole = "user" }),
 	} {
 		out = append(out, in, with(in, func(in *Input) { in.Action = ActionList }))
 	}
@@ -135,7 +142,7 @@ func TestWhatIsRemembered(t *testing.T) {
 	}{
 		{"read with changing arguments, users and times", read(), true, 1},
 		{"denied read", with(read(), groups("guests")), true, 1},
-		{"list a write tool", with(write("ha_lock_unlock"), func(in *Input) { in.Action, in.Args = ActionList, map[string]any{} }), false, 1},
+		{"list a write tool", with(write("ha_HassUnlock"), func(in *Input) { in.Action, in.Args = ActionList, map[string]any{} }), false, 1},
 		{"write without arguments or ticket", with(write("demo_counter_reset"), func(in *Input) {
 			in.Service, in.Annotations.Destructive, in.Args = "demo", true, map[string]any{}
 		}), false, 1},

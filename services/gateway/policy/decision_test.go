@@ -79,6 +79,18 @@ func confirmed(name string, in Input, kind approval.Kind, reason string) decisio
 
 func groups(g ...string) func(*Input) { return func(in *Input) { in.Client.Groups = g } }
 
+// facts is a write of tool asked about after its preview reported f.
+func facts(tool string, f map[string]any) Input {
+	return with(write(tool), func(in *Input) { in.Preview = &Preview{Facts: f} })
+}
+
+func haFacts(domains, classes []any) map[string]any {
+	if classes == nil {
+		classes = []any{}
+	}
+	return map[string]any{"kind": "intent", "domains": domains, "device_classes": classes, "unresolved": false, "opaque": false}
+}
+
 // decisionTable covers every rule of policies/authz.rego and its precedence
 // against the shipped data in policies/data.
 var decisionTable = []decisionCase{
@@ -104,7 +116,7 @@ var decisionTable = []decisionCase{
 	denied("unknown action", with(read(), func(in *Input) { in.Action = "delete" }), "unknown action"),
 	denied("empty input", Input{}, "unknown action"),
 	denied("readonly group write", with(write("ha_climate_set_temperature"), groups("readonly")), "read-only"),
-	denied("readonly group low-risk write", with(write("ha_light_turn_on"), groups("readonly")), "read-only"),
+	denied("readonly group low-risk write", with(write("ha_HassLightSet"), groups("readonly")), "read-only"),
 	denied("readonly membership beats admins", with(write("ha_climate_set_temperature"), groups("admins", "readonly")), "read-only"),
 	denied("readonly group write hidden from list", with(write("ha_climate_set_temperature"), func(in *Input) {
 		in.Action = ActionList
@@ -122,8 +134,7 @@ var decisionTable = []decisionCase{
 	confirmed("ticket force", with(write("ha_climate_set_temperature"), func(in *Input) { in.Ticket.Force = true }), approval.Human, "forced"),
 	confirmed("args force", with(write("ha_climate_set_temperature"), func(in *Input) { in.Args = map[string]any{"force": true} }), approval.Human, "forced"),
 	confirmed("human tool by name", with(write("demo_counter_reset"), func(in *Input) { in.Service = "demo" }), approval.Human, `"demo_counter_reset" needs human approval`),
-	confirmed("lock by prefix", write("ha_lock_unlock"), approval.Human, `"ha_lock_unlock" needs human approval`),
-	confirmed("alarm panel by prefix", write("ha_alarm_disarm"), approval.Human, `"ha_alarm_disarm" needs human approval`),
+	confirmed("lock intent by name", write("ha_HassUnlock"), approval.Human, `"ha_HassUnlock" needs human approval`),
 	confirmed("array stop", with(write("unraid_array_stop"), func(in *Input) {
 		in.Service = "unraid"
 		in.Client.Groups = []string{"admins"}
@@ -134,12 +145,29 @@ var decisionTable = []decisionCase{
 	}), "read allowed"),
 
 	// low risk
-	allowed("low-risk light on", write("ha_light_turn_on"), "low-risk"),
-	allowed("low-risk light off", write("ha_light_turn_off"), "low-risk"),
+	allowed("low-risk turn on before its preview", write("ha_HassTurnOn"), "low-risk"),
+	allowed("low-risk light set", write("ha_HassLightSet"), "low-risk"),
 	allowed("low-risk demo write", with(write("demo_note_touch"), func(in *Input) { in.Service = "demo" }), "low-risk"),
 
+	// preview facts: asked again after a write's preview; they can only
+	// raise the approval (the gateway keeps the stricter answer too)
+	confirmed("a lock by the facts", facts("ha_HassTurnOn", haFacts([]any{"lock"}, nil)), approval.Human, "would operate a lock"),
+	confirmed("an alarm panel by the facts", facts("ha_HassTurnOff", haFacts([]any{"alarm_control_panel", "light"}, nil)), approval.Human, "would operate a alarm_control_panel"),
+	confirmed("a garage door by the facts", facts("ha_HassTurnOn", haFacts([]any{"cover"}, []any{"cover.garage"})), approval.Human, "cover.garage"),
+	confirmed("a gate by the facts", facts("ha_HassSetPosition", haFacts([]any{"cover"}, []any{"cover.gate"})), approval.Human, "cover.gate"),
+	confirmed("a blind is no way in", facts("ha_HassSetPosition", haFacts([]any{"cover"}, []any{"cover.blind"})), approval.Model, "write needs confirmation"),
+	confirmed("unresolved targets", facts("ha_HassTurnOn", map[string]any{"domains": []any{}, "unresolved": true}), approval.Human, "could not tell"),
+	confirmed("facts required but missing", facts("ha_HassTurnOn", nil), approval.Human, "must report what it touches"),
+	allowed("lights stay low risk", facts("ha_HassTurnOff", haFacts([]any{"light"}, nil)), "low-risk"),
+	allowed("media players stay low risk", facts("ha_HassMediaPause", haFacts([]any{"media_player"}, []any{"media_player.tv"})), "low-risk"),
+	confirmed("a switch is beyond low risk", facts("ha_HassTurnOn", haFacts([]any{"light", "switch"}, nil)), approval.Model, "write needs confirmation"),
+	confirmed("a script is opaque", facts("ha_good_night", map[string]any{"kind": "script", "domains": []any{"light", "script"}, "opaque": true}), approval.Model, "write needs confirmation"),
+	confirmed("harmless facts keep a person", facts("ha_HassUnlock", haFacts([]any{"light"}, nil)), approval.Human, `"ha_HassUnlock" needs human approval`),
+	allowed("a service without a facts contract", with(write("demo_note_touch"), func(in *Input) { in.Service, in.Preview = "demo", &Preview{} }), "low-risk"),
+	allowed("facts do not touch reads", with(read(), func(in *Input) { in.Preview = &Preview{Facts: haFacts([]any{"lock"}, nil)} }), "read allowed"),
+
 	// precedence
-	denied("deny beats human", with(write("ha_lock_unlock"), func(in *Input) {
+	denied("deny beats human", with(write("ha_HassUnlock"), func(in *Input) {
 		in.Client.Groups = []string{"readonly"}
 		in.Annotations.Destructive = true
 	}), "read-only"),
@@ -147,9 +175,9 @@ var decisionTable = []decisionCase{
 		in.Service = "unraid"
 		in.Ticket.Force = true
 	}), "may not use service"),
-	confirmed("human beats low-risk when forced", with(write("ha_light_turn_on"), func(in *Input) { in.Ticket.Force = true }), approval.Human, "forced"),
-	confirmed("human beats low-risk when args force", with(write("ha_light_turn_on"), func(in *Input) { in.Args = map[string]any{"force": true} }), approval.Human, "forced"),
-	confirmed("human beats low-risk when destructive", with(write("ha_light_turn_off"), func(in *Input) { in.Annotations.Destructive = true }), approval.Human, "destructive"),
+	confirmed("human beats low-risk when forced", with(write("ha_HassLightSet"), func(in *Input) { in.Ticket.Force = true }), approval.Human, "forced"),
+	confirmed("human beats low-risk when args force", with(write("ha_HassLightSet"), func(in *Input) { in.Args = map[string]any{"force": true} }), approval.Human, "forced"),
+	confirmed("human beats low-risk when destructive", with(write("ha_HassTurnOff"), func(in *Input) { in.Annotations.Destructive = true }), approval.Human, "destructive"),
 	confirmed("model confirm beats read allow", write("ha_scene_activate"), approval.Model, "write needs confirmation"),
 
 	// end-user roles from OpenWebUI's verified token narrow the client's groups

@@ -261,12 +261,22 @@ func (in Input) varyingItems() ([][2]*ast.Term, error) {
 	if err != nil {
 		return nil, fmt.Errorf("time: %w", err)
 	}
-	return [][2]*ast.Term{
+	items := [][2]*ast.Term{
 		item("user", ast.StringTerm(in.User)),
 		item("args", ast.NewTerm(args)),
 		item("ticket", in.Ticket.term()),
 		item("time", ast.StringTerm(string(ts))),
-	}, nil
+	}
+	// Absent, not null, when the preview has not run: as encoding/json
+	// writes it (omitempty) for the sidecar.
+	if in.Preview != nil {
+		facts, err := jsonValue(in.Preview.Facts)
+		if err != nil {
+			return nil, fmt.Errorf("preview: %w", err)
+		}
+		items = append(items, item("preview", ast.ObjectTerm(item("facts", ast.NewTerm(facts)))))
+	}
+	return items, nil
 }
 
 func (t Ticket) term() *ast.Term {

@@ -114,7 +114,7 @@ func TestEmbeddedRejectsArgsWithoutJSONForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := write("ha_light_turn_on")
+	in := write("ha_HassLightSet")
 	in.Args = map[string]any{"x": math.NaN()}
 	if d, err := e.Decide(t.Context(), in); !errors.Is(err, ErrEvaluation) || d.Decision != Deny {
 		t.Fatalf("got %+v, %v; want deny and ErrEvaluation", d, err)
@@ -129,8 +129,12 @@ func TestInputValueMatchesJSON(t *testing.T) {
 		B []int  `json:"b,omitempty"`
 	}
 	inputs := map[string]Input{
-		"zero":     {},
-		"typical":  write("ha_light_turn_on"),
+		"zero":                  {},
+		"typical":               write("ha_HassLightSet"),
+		"preview without facts": with(write("ha_HassTurnOn"), func(in *Input) { in.Preview = &Preview{} }),
+		"preview facts": with(write("ha_HassTurnOn"), func(in *Input) {
+			in.Preview = &Preview{Facts: map[string]any{"domains": []any{"lock"}, "unresolved": false, "kind": "intent"}}
+		}),
 		"nil args": with(read(), func(in *Input) { in.Args = nil; in.Client.Groups = nil }),
 		"nested args": with(read(), func(in *Input) {
 			in.Args = map[string]any{

@@ -86,6 +86,20 @@ type Input struct {
 	// Time is encoded as RFC 3339 (with fractional seconds when present).
 	Time      time.Time `json:"time"`
 	Transport string    `json:"transport"`
+	// Preview is set only when the policy is asked about a write whose
+	// preview has run: after the preview (before a ticket is issued or a
+	// low-risk write applied) and on its confirm. Absent, the preview has
+	// not run yet. The gateway keeps the stricter of the decisions with
+	// and without it, so a preview's facts can only raise the approval.
+	Preview *Preview `json:"preview,omitempty"`
+}
+
+// Preview is what the gateway knows about a write's preview.
+type Preview struct {
+	// Facts are the small facts the preview reported about what the write
+	// would touch (approval.Facts, validated by the gateway), or nil when
+	// it reported none.
+	Facts map[string]any `json:"facts"`
 }
 
 // Decision is the policy's answer. Approval and TTLSeconds matter only for
@@ -106,6 +120,32 @@ type Engine interface {
 
 // failClosed is returned with every error.
 var failClosed = Decision{Decision: Deny, Reason: "policy unavailable", Approval: approval.Model}
+
+// Stricter returns the stricter of two decisions: deny over confirm by a
+// person over confirm by the model over allow; on a tie, a. The gateway
+// combines a write's decision before and after its preview's facts with
+// it, so facts can only raise the approval a write needs.
+func Stricter(a, b Decision) Decision {
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+func rank(d Decision) int {
+	switch {
+	case d.Decision == Deny:
+		return 3
+	case d.Decision == Confirm && d.Approval == approval.Human:
+		return 2
+	case d.Decision == Confirm:
+		return 1
+	case d.Decision == Allow:
+		return 0
+	}
+	// Anything else is malformed; Validate refuses it before this.
+	return 3
+}
 
 // Validate reports whether d is a well-formed decision: a known decision and
 // approval value, a reason, and a positive ticket lifetime for Confirm.

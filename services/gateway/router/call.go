@@ -79,12 +79,25 @@ func (r *Router) serve(ctx context.Context, c *call, req mcp.CallToolRequest) (*
 		return errorResult(err), string(toolerr.CodeOf(err))
 	}
 	state := "none"
+	var preview *policy.Preview
 	if c.ticket != "" {
 		if t, ok := r.deps.Tickets.Get(c.ticket); ok && t.Binding == r.binding(c) {
 			c.held, state = &t, "valid"
+			// The confirm is decided on the facts the ticket was issued
+			// for; the service refuses the apply if its recomputed facts
+			// differ.
+			preview = &policy.Preview{}
+			if len(t.Facts) > 0 {
+				f, err := approval.ParseFacts(t.Facts)
+				if err != nil {
+					return errorResult(toolerr.New(toolerr.Forbidden, "the ticket's preview facts are unreadable; nothing was changed — call without confirm for a new preview")), "ticket_rejected"
+				}
+				preview.Facts = f
+			}
 		}
 	}
 	in := r.input(c.id, c.e, policy.ActionCall, c.args, policy.Ticket{State: state, Force: c.force})
+	in.Preview = preview
 	d, err := r.deps.Policy.Decide(ctx, in)
 	if err == nil {
 		err = policy.Validate(d)
@@ -199,25 +212,104 @@ func (r *Router) binding(c *call) tickets.Binding {
 
 // preview asks the service what the write would do and issues a ticket.
 func (r *Router) preview(ctx context.Context, c *call) (*mcp.CallToolResult, string) {
+	p, fail, outcome := r.previewed(ctx, c)
+	if fail != nil {
+		return fail, outcome
+	}
+	if denied := r.reconsider(ctx, c, p.facts); denied != nil {
+		return denied, "denied"
+	}
+	return r.issue(c, p)
+}
+
+// previewResult is a checked preview from a service.
+type previewResult struct {
+	body   json.RawMessage
+	digest string
+	facts  approval.Facts
+}
+
+// previewed forwards the call without an approval, so the service runs
+// its Preview, and checks what comes back: not cut by a cap, with a
+// digest, and with facts of the allowed shape if it reports any.
+func (r *Router) previewed(ctx context.Context, c *call) (previewResult, *mcp.CallToolResult, string) {
 	res, outcome := r.forward(ctx, c, nil, false)
 	if res.IsError {
-		return res, outcome
+		return previewResult{}, res, outcome
 	}
 	if toolkit.Truncated(res) {
-		return errTruncatedPreview(), string(toolerr.TooLarge)
+		return previewResult{}, errTruncatedPreview(), string(toolerr.TooLarge)
 	}
 	digest := previewDigest(res)
 	if digest == "" {
-		return errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned a preview without a digest; refusing to issue a ticket", c.e.service)), string(toolerr.UpstreamUnavailable)
+		return previewResult{}, errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned a preview without a digest; refusing to issue a ticket", c.e.service)), string(toolerr.UpstreamUnavailable)
 	}
-	preview := previewBody(res)
+	facts, err := previewFacts(res)
+	if err != nil {
+		r.log.Warn("preview facts refused", "service", c.e.service, "tool", c.e.upstream.Name, "error", err)
+		return previewResult{}, errorResult(toolerr.Wrap(toolerr.UpstreamUnavailable, err, "service %s reported malformed preview facts; nothing was changed and no ticket was issued", c.e.service)), string(toolerr.UpstreamUnavailable)
+	}
+	return previewResult{body: previewBody(res), digest: digest, facts: facts}, nil, ""
+}
+
+// previewFacts takes the preview's facts out of its _meta and checks their
+// shape; none is nil.
+func previewFacts(res *mcp.CallToolResult) (approval.Facts, error) {
+	if res.Meta == nil {
+		return nil, nil
+	}
+	v, ok := res.Meta.AdditionalFields[approval.MetaPreviewFacts]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", approval.ErrFacts, err)
+	}
+	return approval.ParseFacts(raw)
+}
+
+// reconsider asks the policy again now that the preview has run, with the
+// facts it reported (or none), and keeps the stricter of the two decisions:
+// facts can raise the approval a write needs, never lower it. It returns
+// the failure to answer when the write is now denied.
+func (r *Router) reconsider(ctx context.Context, c *call, facts approval.Facts) *mcp.CallToolResult {
+	in := r.input(c.id, c.e, policy.ActionCall, c.args, policy.Ticket{State: "none", Force: c.force})
+	in.Preview = &policy.Preview{Facts: facts}
+	d, err := r.deps.Policy.Decide(ctx, in)
+	if err == nil {
+		err = policy.Validate(d)
+	}
+	if err != nil {
+		r.log.Error("policy failed; denying", "error", err)
+		d = policy.Decision{Decision: policy.Deny, Approval: approval.Model, Reason: "the policy could not be evaluated"}
+	}
+	if final := policy.Stricter(c.decision, d); final != c.decision {
+		c.decision = final
+		r.deps.Audit.Log(r.record(c, audit.EventDecision, "preview_facts", 0))
+	}
+	if c.decision.Decision == policy.Deny {
+		return errorResult(toolerr.New(toolerr.Forbidden, "denied by policy: %s", c.decision.Reason))
+	}
+	return nil
+}
+
+// issue stores a ticket for a checked preview and answers with it.
+func (r *Router) issue(c *call, p previewResult) (*mcp.CallToolResult, string) {
 	kind := c.decision.Approval
 	if kind != approval.Human {
 		kind = approval.Model
 	}
-	// policy.Validate guarantees a positive TTL for confirm.
 	ttl := time.Duration(c.decision.TTLSeconds) * time.Second
-	t, err := r.deps.Tickets.Issue(r.binding(c), digest, kind, ttl, preview, tickets.WithReason(c.decision.Reason))
+	opts := []tickets.IssueOption{tickets.WithReason(c.decision.Reason)}
+	if p.facts != nil {
+		raw, err := json.Marshal(p.facts)
+		if err != nil {
+			return errorResult(toolerr.Wrap(toolerr.Internal, err, "could not keep the preview facts")), string(toolerr.Internal)
+		}
+		opts = append(opts, tickets.WithFacts(raw))
+	}
+	t, err := r.deps.Tickets.Issue(r.binding(c), p.digest, kind, ttl, p.body, opts...)
 	if err != nil {
 		return errorResult(toolerr.Wrap(toolerr.Busy, err, "too many open tickets; try again later")), string(toolerr.Busy)
 	}
@@ -239,8 +331,11 @@ func (r *Router) preview(ctx context.Context, c *call) (*mcp.CallToolResult, str
 		"expires_at": t.Expires.UTC().Format(time.RFC3339),
 		"approval":   kind,
 		"reason":     c.decision.Reason,
-		"preview":    preview,
+		"preview":    p.body,
 		"next":       nextStep(c.e.offered.Name, t.ID, kind),
+	}
+	if p.facts != nil {
+		body["facts"] = p.facts
 	}
 	return success(body), "preview"
 }
@@ -271,19 +366,20 @@ func previewBody(res *mcp.CallToolResult) json.RawMessage {
 }
 
 func (r *Router) applyWithoutTicket(ctx context.Context, c *call) (*mcp.CallToolResult, string) {
-	res, outcome := r.forward(ctx, c, nil, false)
-	if res.IsError {
-		return res, outcome
+	p, fail, outcome := r.previewed(ctx, c)
+	if fail != nil {
+		return fail, outcome
 	}
-	if toolkit.Truncated(res) {
-		return errTruncatedPreview(), string(toolerr.TooLarge)
+	if denied := r.reconsider(ctx, c, p.facts); denied != nil {
+		return denied, "denied"
 	}
-	digest := previewDigest(res)
-	if digest == "" {
-		return errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned a preview without a digest", c.e.service)), string(toolerr.UpstreamUnavailable)
+	if c.decision.Decision != policy.Allow {
+		// The preview showed more than a low-risk write (a lock behind a
+		// "turn on"): it needs a ticket like any other write.
+		return r.issue(c, p)
 	}
 	c.ticket = "auto_" + randomID()
-	return r.apply(ctx, c, digest, r.deps.Now().Add(time.Minute))
+	return r.apply(ctx, c, p.digest, r.deps.Now().Add(time.Minute))
 }
 
 // errTruncatedPreview answers a preview cut by a result cap (the service's
@@ -387,9 +483,15 @@ func (r *Router) clean(res *mcp.CallToolResult) (*mcp.CallToolResult, string) {
 		out.StructuredContent = res.RawStructuredContent
 	}
 	if res.Meta != nil {
-		// Only the preview digest is kept, for the gateway itself.
-		if d, ok := res.Meta.AdditionalFields[approval.MetaPreviewDigest]; ok {
-			out.Meta = &mcp.Meta{AdditionalFields: map[string]any{approval.MetaPreviewDigest: d}}
+		// Only the preview digest and facts are kept, for the gateway itself.
+		keep := map[string]any{}
+		for _, k := range []string{approval.MetaPreviewDigest, approval.MetaPreviewFacts} {
+			if v, ok := res.Meta.AdditionalFields[k]; ok {
+				keep[k] = v
+			}
+		}
+		if len(keep) > 0 {
+			out.Meta = &mcp.Meta{AdditionalFields: keep}
 		}
 	}
 	out = capResult(out, r.cfg.MaxResultBytes)

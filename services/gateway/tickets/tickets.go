@@ -55,9 +55,12 @@ type Ticket struct {
 	State         State           `json:"state"`
 	Reason        string          `json:"reason,omitempty"`
 	Preview       json.RawMessage `json:"preview,omitempty"`
-	Created       time.Time       `json:"created"`
-	Expires       time.Time       `json:"expires"`
-	DecidedBy     string          `json:"decided_by,omitempty"`
+	// Facts are the preview's facts (approval.Facts as JSON) the policy
+	// decided on; the confirm is decided on the same ones.
+	Facts     json.RawMessage `json:"facts,omitempty"`
+	Created   time.Time       `json:"created"`
+	Expires   time.Time       `json:"expires"`
+	DecidedBy string          `json:"decided_by,omitempty"`
 }
 
 // Errors of Redeem, Approve and Deny; check them with errors.Is.
@@ -112,6 +115,11 @@ type IssueOption func(*Ticket)
 // WithReason records why the policy asked for consent (shown to the
 // person who approves).
 func WithReason(reason string) IssueOption { return func(t *Ticket) { t.Reason = reason } }
+
+// WithFacts records the preview's facts the policy decided on (JSON).
+func WithFacts(facts json.RawMessage) IssueOption {
+	return func(t *Ticket) { t.Facts = bytes.Clone(facts) }
+}
 
 // Issue creates a ticket. Kind approval.Human starts it Pending; so does
 // any kind other than approval.Model or empty, so a misspelt policy answer
