@@ -4,6 +4,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
 	"github.com/toolgate/toolgate/services/homeassistant/fakehass"
@@ -24,14 +25,27 @@ func TestProcess(t *testing.T) {
 			{Name: "nothing set", Want: []string{"HA_URL", "HA_TOKEN_FILE"}},
 			{Name: "token in the environment", Env: []string{"HA_URL=https://ha.lan:8123", "HA_TOKEN=" + haToken}, Want: []string{"HA_TOKEN_FILE"}},
 			{Name: "plain http without opt-in", Env: []string{"HA_URL=" + srv.URL, "HA_TOKEN_FILE=" + tokenFile}, Want: []string{"HA_ALLOW_HTTP"}},
+			{Name: "relay path and refresh", Env: []string{"HA_URL=https://ha.lan", "HA_TOKEN_FILE=" + tokenFile, "HA_MCP_PATH=../x", "HA_MCP_REFRESH=1s"},
+				Want: []string{"HA_MCP_PATH", "HA_MCP_REFRESH"}},
 		},
-		Env:     []string{"HA_URL=" + srv.URL, "HA_ALLOW_HTTP=true", "HA_TOKEN_FILE=" + tokenFile, "HA_MCP_PATH=off"},
+		Env:     []string{"HA_URL=" + srv.URL, "HA_ALLOW_HTTP=true", "HA_TOKEN_FILE=" + tokenFile},
 		Ready:   true,
 		Secrets: []string{haToken},
 		Check: func(t *testing.T, p *toolkittest.Process) {
+			// The relay lists Home Assistant's MCP tools right after start.
+			deadline := time.Now().Add(10 * time.Second)
 			list := p.Post(t, "tools/list", nil)
-			if !strings.Contains(list, `"ha_entity_list"`) || !strings.Contains(list, `"ha_config_check"`) {
-				t.Errorf("tools/list: %.300s", list)
+			for !strings.Contains(list, `"ha_GetLiveContext"`) && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+				list = p.Post(t, "tools/list", nil)
+			}
+			for _, want := range []string{`"ha_entity_list"`, `"ha_config_check"`, `"ha_GetLiveContext"`} {
+				if !strings.Contains(list, want) {
+					t.Errorf("tools/list lacks %s: %.300s", want, list)
+				}
+			}
+			if strings.Contains(list, `"ha_HassTurnOn"`) {
+				t.Error("a relayed write is offered without HOMEASSISTANT_ALLOW_WRITES")
 			}
 			got := p.Post(t, "tools/call", map[string]any{"name": "ha_entity_get", "arguments": map[string]any{"entity_id": "lock.front_door"}})
 			if !strings.Contains(got, `locked`) {

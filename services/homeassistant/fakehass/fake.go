@@ -621,3 +621,22 @@ func (f *Fake) template(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = io.WriteString(w, b.String())
 }
+
+// Rename changes an entity's friendly name (a user renaming a device).
+func (f *Fake) Rename(id, name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if e, ok := f.entities[id]; ok {
+		e.Name = name
+		e.Attributes["friendly_name"] = name
+	}
+}
+
+// SetState changes an entity's state as a device would on its own.
+func (f *Fake) SetState(id, state string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if e, ok := f.entities[id]; ok {
+		f.apply(e, state, nil)
+	}
+}

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/capture"
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/internal/upstream"
+	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
+	"github.com/toolgate/toolgate/services/homeassistant/fakehass"
+	"github.com/toolgate/toolgate/services/homeassistant/hass"
+	"github.com/toolgate/toolgate/services/homeassistant/reads"
+	"github.com/toolgate/toolgate/services/homeassistant/relay"
+)
+
+// gwToken is the planted long-lived access token of the gateway tests.
+const gwToken = "ha-Planted-gateway-token-77e1c0ffee"
+
+// catalogBudget is every endpoint's tools/list budget.
+const catalogBudget = 12 << 10
+
+type stack struct {
+	fake *fakehass.Fake
+	g    *gatewaytest.Gateway
+	mc   *client.Client
+	svc  *toolkit.Service
+}
+
+// startStack runs a fake Home Assistant, the homeassistant service's tools
+// (reads and the relay) over it, and a real gateway in front.
+func startStack(t *testing.T, writes bool) *stack {
+	t.Helper()
+	dir := t.TempDir()
+	if err := fakehass.SeedConfig(dir); err != nil {
+		t.Fatal(err)
+	}
+	o := fakehass.DemoHome(fakehass.Options{Token: gwToken, ConfigDir: dir})
+	// A careless or hostile HA echoes the token in an attribute.
+	o.Entities[0].Attributes["note"] = "token " + gwToken
+	st := &stack{fake: fakehass.New(o)}
+	srv := httptest.NewServer(st.fake.Handler())
+	t.Cleanup(srv.Close)
+	up, err := upstream.New(upstream.Config{Name: "Home Assistant", BaseURL: srv.URL, AllowHTTP: true,
+		Header: http.Header{"Authorization": {"Bearer " + gwToken}}, Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ha := hass.New(up)
+	static := reads.New(ha, nil).Tools()
+	st.g = gatewaytest.Start(t, gatewaytest.Options{Service: "homeassistant", Tools: static, AllowWrites: writes, Secrets: [][]byte{[]byte(gwToken)}})
+	st.svc = st.g.NewService(static)
+	r := relay.New(relay.Settings{Path: relay.DefaultPath, Refresh: time.Minute}, ha, nil)
+	r.Attach(st.svc)
+	if err := r.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st.g.SetService(st.svc.Handler())
+	st.g.App.Router.RefreshAll(t.Context())
+	st.mc = st.g.ClientAt("openwebui", "ann@example.org", "/mcp/homeassistant")
+	t.Cleanup(func() { st.g.NoLeaks(t, []string{gwToken}, nil) })
+	return st
+}
+
+func (st *stack) call(t *testing.T, tool string, args map[string]any) (map[string]any, bool) {
+	t.Helper()
+	return gatewaytest.Call(t, st.mc, tool, args)
+}
+
+func confirmArgs(args map[string]any, ticket string) map[string]any {
+	out := map[string]any{"confirm": true, "ticket": ticket}
+	for k, v := range args {
+		out[k] = v
+	}
+	return out
+}
+
+type bearer struct {
+	token string
+	wire  *capture.Buffer
+}
+
+func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	res, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || res.Body == nil {
+		return res, err
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	_, _ = b.wire.Write(body)
+	res.Body = io.NopCloser(strings.NewReader(string(body)))
+	return res, nil
+}
+
+// Both Go MCP clients see the relayed tools and read through a real
+// gateway; the token is in no answer, log, audit line or wire body even
+// when HA echoes it.
+func TestRelayThroughTheGatewayWithBothClients(t *testing.T) {
+	st := startStack(t, false)
+	sdkWire := &capture.Buffer{}
+	sc := sdk.NewClient(&sdk.Implementation{Name: "ha-gateway-test", Version: "1"}, nil)
+	sess, err := sc.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: st.g.URL + "/mcp/homeassistant",
+		HTTPClient: &http.Client{Transport: &bearer{token: st.g.Tokens["openwebui"], wire: sdkWire}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	list, err := sess.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tl := range list.Tools {
+		names[tl.Name] = true
+	}
+	for _, want := range []string{"ha_GetLiveContext", "ha_GetDateTime", "ha_entity_list"} {
+		if !names[want] {
+			t.Errorf("go-sdk tools/list lacks %s", want)
+		}
+	}
+	if names["ha_HassTurnOn"] {
+		t.Error("a relayed write is listed with writes off")
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		has  string
+	}{
+		{"ha_GetLiveContext", map[string]any{"domain": "lock"}, "Front Door, Main Door"},
+		{"ha_entity_get", map[string]any{"entity_id": "light.bedroom_light"}, `"state":"off"`},
+		{"ha_entity_list", map[string]any{"domain": "light"}, "light.bedroom_light"},
+	} {
+		res, isErr := st.call(t, c.tool, c.args)
+		raw, _ := json.Marshal(res)
+		if isErr || !strings.Contains(string(raw), c.has) {
+			t.Errorf("mcp-go %s: %s", c.tool, raw)
+		}
+		sres, err := sess.CallTool(t.Context(), &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil || sres.IsError {
+			t.Fatalf("go-sdk %s: %v %+v", c.tool, err, sres)
+		}
+		sraw, _ := json.Marshal(sres.StructuredContent)
+		if !strings.Contains(string(sraw), c.has) {
+			t.Errorf("go-sdk %s: %s", c.tool, sraw)
+		}
+	}
+	st.g.NoLeaks(t, []string{gwToken}, map[string]string{"go-sdk wire": sdkWire.String()})
+}
+
+// A lock, an alarm panel, a garage door or a script that locks the door
+// is never operated without a person's approval, however the call
+// addresses it. Until a person approves, a confirm changes nothing.
+func TestALockNeedsAPersonHoweverItIsAddressed(t *testing.T) {
+	st := startStack(t, true)
+	cases := []struct {
+		name   string
+		tool   string
+		args   map[string]any
+		entity string
+		reason string
+	}{
+		{"by name", "ha_HassTurnOff", map[string]any{"name": "Front Door"}, "lock.front_door", "would operate a lock"},
+		{"by alias", "ha_HassTurnOff", map[string]any{"name": "Main Door"}, "lock.front_door", "could not tell"},
+		{"by area", "ha_HassTurnOff", map[string]any{"area": "Hallway"}, "lock.front_door", "would operate a lock"},
+		{"HassTurnOn with domain lock", "ha_HassTurnOn", map[string]any{"floor": "Ground Floor", "domain": []any{"lock"}}, "lock.front_door", "would operate a lock"},
+		{"alarm panel by area", "ha_HassTurnOff", map[string]any{"area": "hallway", "domain": []any{"alarm_control_panel"}}, "alarm_control_panel.home_alarm", "alarm_control_panel"},
+		{"garage door by device class", "ha_HassTurnOn", map[string]any{"area": "Garage", "device_class": []any{"garage"}}, "cover.garage_door", "cover.garage"},
+		{"garage door with its light", "ha_HassTurnOn", map[string]any{"area": "Garage"}, "cover.garage_door", "cover.garage"},
+		{"script that locks the door", "ha_good_night", map[string]any{}, "lock.front_door", "would operate a lock"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := st.fake.StateOf(c.entity)
+			calls := len(st.fake.Calls())
+			res, isErr := st.call(t, c.tool, c.args)
+			if isErr || res["status"] != "confirmation_required" || res["approval"] != "human" {
+				t.Fatalf("first call: %v", res)
+			}
+			if reason, _ := res["reason"].(string); !strings.Contains(reason, c.reason) {
+				t.Errorf("reason %q lacks %q", reason, c.reason)
+			}
+			ticket := res["ticket"].(string)
+			res, isErr = st.call(t, c.tool, confirmArgs(c.args, ticket))
+			if isErr || res["status"] != "pending" || res["applied"] != false {
+				t.Fatalf("confirm before approval: %v", res)
+			}
+			if st.fake.StateOf(c.entity) != before || len(st.fake.Calls()) != calls {
+				t.Fatal("something was operated before a person approved")
+			}
+		})
+	}
+
+	// With a person's approval the confirm unlocks, once.
+	args := map[string]any{"name": "Front Door"}
+	res, _ := st.call(t, "ha_HassTurnOff", args)
+	ticket := res["ticket"].(string)
+	if status := st.g.Approve(ticket); status != http.StatusOK {
+		t.Fatalf("approve: HTTP %d", status)
+	}
+	if res, isErr := st.call(t, "ha_HassTurnOff", confirmArgs(args, ticket)); isErr || res["status"] != "applied" {
+		t.Fatalf("confirm after approval: %v", res)
+	}
+	if st.fake.StateOf("lock.front_door") != "unlocked" {
+		t.Fatal("the approved unlock did not happen")
+	}
+	if res, isErr := st.call(t, "ha_HassTurnOff", confirmArgs(args, ticket)); !isErr || gatewaytest.ErrorCode(res) != "forbidden" {
+		t.Fatalf("replay: %v", res)
+	}
+}
+
+// Lights and media players stay low-risk: applied without a ticket. A
+// "turn on" that reaches a switch needs the user's confirmation.
+func TestLightsAndMediaStayLowRisk(t *testing.T) {
+	st := startStack(t, true)
+	for _, c := range []struct {
+		tool   string
+		args   map[string]any
+		entity string
+		want   string
+	}{
+		{"ha_HassTurnOn", map[string]any{"name": "Bedroom Light"}, "light.bedroom_light", "on"},
+		{"ha_HassLightSet", map[string]any{"area": "Kitchen", "brightness": 30}, "light.kitchen_ceiling", "on"},
+		{"ha_HassMediaPause", map[string]any{"name": "Living Room TV"}, "media_player.living_room_tv", "paused"},
+	} {
+		res, isErr := st.call(t, c.tool, c.args)
+		if isErr || res["status"] != "applied" || st.fake.StateOf(c.entity) != c.want {
+			t.Errorf("%s %v: %v, state %s", c.tool, c.args, res, st.fake.StateOf(c.entity))
+		}
+	}
+	res, isErr := st.call(t, "ha_HassTurnOn", map[string]any{"name": "Coffee Maker"})
+	if isErr || res["status"] != "confirmation_required" || res["approval"] != "model" || st.fake.StateOf("switch.coffee_maker") != "off" {
+		t.Fatalf("a switch behind a low-risk tool: %v", res)
+	}
+}
+
+// A relayed write: the preview changes nothing, the confirm applies
+// exactly once, a replay and a changed scope are refused.
+func TestRelayedWriteFlow(t *testing.T) {
+	st := startStack(t, true)
+	args := map[string]any{"name": "Thermostat", "temperature": 21.5}
+	res, isErr := st.call(t, "ha_HassClimateSetTemperature", args)
+	if isErr || res["status"] != "confirmation_required" || res["approval"] != "model" || len(st.fake.Calls()) != 0 {
+		t.Fatalf("preview: %v (calls %v)", res, st.fake.Calls())
+	}
+	preview, _ := json.Marshal(res["preview"])
+	if !strings.Contains(string(preview), `"entity_id":"climate.thermostat"`) || res["facts"] == nil {
+		t.Errorf("preview %s, facts %v", preview, res["facts"])
+	}
+	ticket := res["ticket"].(string)
+	if res, isErr = st.call(t, "ha_HassClimateSetTemperature", confirmArgs(args, ticket)); isErr || res["status"] != "applied" {
+		t.Fatalf("confirm: %v", res)
+	}
+	if n := len(st.fake.Calls()); n != 1 {
+		t.Fatalf("%d service calls, want 1", n)
+	}
+	if res, isErr = st.call(t, "ha_HassClimateSetTemperature", confirmArgs(args, ticket)); !isErr || len(st.fake.Calls()) != 1 {
+		t.Fatalf("replay: %v", res)
+	}
+
+	// The coffee maker gets a ticket for the user's consent; before the
+	// confirm, someone names the front door lock "Coffee Maker" too. The
+	// recomputed preview reaches a lock: refused, nothing changed.
+	args = map[string]any{"name": "Coffee Maker"}
+	res, _ = st.call(t, "ha_HassTurnOn", args)
+	if res["approval"] != "model" {
+		t.Fatalf("coffee maker: %v", res)
+	}
+	st.fake.Rename("lock.front_door", "Coffee Maker")
+	res, isErr = st.call(t, "ha_HassTurnOn", confirmArgs(args, res["ticket"].(string)))
+	if !isErr || !strings.Contains(toJSON(res), "scope changed") {
+		t.Fatalf("confirm after the scope changed: %v", res)
+	}
+	if st.fake.StateOf("lock.front_door") != "locked" || st.fake.StateOf("switch.coffee_maker") != "off" {
+		t.Fatal("something was operated after the scope changed")
+	}
+	// A new preview now asks for a person.
+	if res, _ = st.call(t, "ha_HassTurnOn", args); res["approval"] != "human" {
+		t.Fatalf("new preview: %v", res)
+	}
+}
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// /mcp/homeassistant fits the 12 KB budget with writes off (the demo's
+// relayed tools included); the size with writes on is logged.
+func TestCatalogFitsTheBudget(t *testing.T) {
+	for _, writes := range []bool{false, true} {
+		st := startStack(t, writes)
+		res, err := st.mc.ListTools(t.Context(), mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(res)
+		t.Logf("/mcp/homeassistant (writes %v): %d tools, %d bytes", writes, len(res.Tools), len(raw))
+		if !writes && len(raw) > catalogBudget {
+			t.Errorf("tools/list is %d bytes, over the %d-byte budget", len(raw), catalogBudget)
+		}
+	}
+}
