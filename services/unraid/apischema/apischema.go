@@ -43,7 +43,7 @@ func Parse(doc string, vars map[string]any) (*ast.QueryDocument, *ast.OperationD
 	if err != nil {
 		return nil, nil, err
 	}
-	q, errs := gqlparser.LoadQuery(s, doc)
+	q, errs := gqlparser.LoadQueryWithRules(s, doc, nil) // nil: the specification's rules
 	if len(errs) > 0 {
 		return nil, nil, errs
 	}

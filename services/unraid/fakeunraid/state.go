@@ -1,7 +1,6 @@
 package fakeunraid
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,6 +28,12 @@ type State struct {
 	LogFiles      []unraidapi.LogFileInfo
 	LogContent    map[string]string // by file name
 }
+
+// upstreamError is an error message as Unraid words it (capitalised, from
+// its resolvers), passed into a GraphQL error unchanged.
+type upstreamError string
+
+func (e upstreamError) Error() string { return string(e) }
 
 // LogLine is a container log line.
 type LogLine struct {
@@ -97,7 +102,7 @@ func (f *Fake) containerLogs(args map[string]any) (any, error) {
 		}
 	}
 	if c == nil {
-		return nil, fmt.Errorf("No such container: %s", id)
+		return nil, upstreamError(fmt.Sprintf("No such container: %s", id))
 	}
 	// docker logs --timestamps --tail N (default 200, at most 2000).
 	tail := 200
@@ -139,7 +144,7 @@ func (f *Fake) logFile(args map[string]any) (any, error) {
 	name := p[strings.LastIndex(p, "/")+1:]
 	content, ok := f.state.LogContent[name]
 	if !ok {
-		return nil, fmt.Errorf("Error reading log file: ENOENT: no such file or directory, open '/var/log/%s'", name)
+		return nil, upstreamError(fmt.Sprintf("Error reading log file: ENOENT: no such file or directory, open '/var/log/%s'", name))
 	}
 	all := strings.Split(strings.TrimSuffix(content, "\n"), "\n")
 	lines := 100
@@ -232,7 +237,7 @@ func (f *Fake) mutationRoot() map[string]any {
 				}
 				return c, nil
 			}
-			return nil, fmt.Errorf("Container %s not found", id)
+			return nil, upstreamError(fmt.Sprintf("Container %s not found", id))
 		}
 	}
 	vm := func(action string) resolver {
@@ -245,7 +250,7 @@ func (f *Fake) mutationRoot() map[string]any {
 					return true, nil
 				}
 			}
-			return nil, errors.New("Failed to " + action + " VM: domain not found")
+			return nil, upstreamError("Failed to " + action + " VM: domain not found")
 		}
 	}
 	parity := func(action string) resolver {
@@ -254,7 +259,7 @@ func (f *Fake) mutationRoot() map[string]any {
 			running := p.Running != nil && *p.Running
 			// unraid/api refuses only a start while a check runs.
 			if action == "start" && running {
-				return nil, errors.New("Invalid parity check state: start")
+				return nil, upstreamError("Invalid parity check state: start")
 			}
 			t, fl := true, false
 			switch action {
