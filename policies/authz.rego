@@ -16,7 +16,8 @@
 #   1. deny          unknown action, service or tool; client groups may not use
 #                    the service; a write by a member of a read-only group; an
 #                    end-user role that is unknown, may not use the service, or
-#                    is read-only and writes
+#                    is read-only and writes; a restricted tool (personal
+#                    data) used by a client or role it is not granted to
 #   2. confirm human destructive write, forced write, write to a tool listed
 #                    for human approval, any write by a role marked for it, a
 #                    write whose preview facts show a target that needs a
@@ -160,6 +161,17 @@ deny_reasons contains sprintf("end-user role %q is read-only: writes are denied"
 	role_read_only
 }
 
+deny_reasons contains sprintf("tool %q shows personal data and is restricted to groups %s", [tool, concat(", ", restricted_groups)]) if {
+	restricted
+	not restricted_group_member
+}
+
+deny_reasons contains sprintf("tool %q shows personal data: end-user role %q may not use it", [tool, user_role]) if {
+	restricted
+	has_role
+	not restricted_role_allowed
+}
+
 # The positive form of "no deny reason": every later outcome requires it, so
 # a rule that fails to produce a deny reason can never turn into an allow.
 permitted if {
@@ -167,6 +179,7 @@ permitted if {
 	tool_known
 	may_use_service
 	role_permits
+	restriction_permits
 	count(read_only_groups) == 0
 }
 
@@ -175,6 +188,7 @@ permitted if {
 	tool_known
 	may_use_service
 	role_permits
+	restriction_permits
 	not is_write
 }
 
@@ -235,6 +249,36 @@ read_only_groups contains group if {
 	some group in client_groups
 	cfg.groups[group].read_only == true
 }
+
+# --- restricted tools ---------------------------------------------------
+
+# Some tools show personal data (who watched what, from which address:
+# Tuliprox's active streams and stream history). tools.restricted lists
+# them with the groups, and the end-user roles, granted them; anyone else
+# is denied, reads included, and does not see them in tools/list.
+restricted if cfg.tools.restricted[input.tool]
+
+restricted_groups := [g | some g in cfg.tools.restricted[input.tool].groups]
+
+restricted_group_member if {
+	some group in client_groups
+	group in cfg.tools.restricted[input.tool].groups
+}
+
+restricted_role_allowed if user_role in cfg.tools.restricted[input.tool].user_roles
+
+restriction_permits if not restricted
+
+restriction_permits if {
+	restricted
+	restricted_group_member
+	restricted_role_permits
+}
+
+# Without a role only the client's groups count, as for services.
+restricted_role_permits if not has_role
+
+restricted_role_permits if restricted_role_allowed
 
 # --- write classification -----------------------------------------------
 

@@ -546,3 +546,44 @@ test_unraid_container_and_vm_actions_are_confirmed if {
 test_unraid_parity_history_is_a_read if {
 	authz.decision == allow("read allowed") with input as with_patch({"client": {"groups": ["nas"]}, "service": "unraid", "tool": "unraid_parity_history"})
 }
+
+# --- restricted tools (personal data) -----------------------------------
+
+tuliprox_read(tool, patch) := object.union(with_patch({"service": "tuliprox", "tool": tool}), patch)
+
+test_restricted_tool_denied_to_users if {
+	every tool in ["tuliprox_list_active_streams", "tuliprox_query_stream_history", "tuliprox_get_stream_history_summary"] {
+		authz.decision == deny(sprintf("tool %q shows personal data and is restricted to groups admins", [tool])) with input as tuliprox_read(tool, {})
+	}
+}
+
+test_restricted_tool_hidden_from_users_in_tools_list if {
+	authz.decision.decision == "deny" with input as tuliprox_read("tuliprox_list_active_streams", {"action": "list"})
+}
+
+test_restricted_tool_denied_to_readonly_group if {
+	authz.decision.decision == "deny" with input as tuliprox_read("tuliprox_query_stream_history", {"client": {"groups": ["readonly"]}})
+}
+
+test_restricted_tool_allowed_for_admins if {
+	authz.decision == allow("read allowed") with input as tuliprox_read("tuliprox_list_active_streams", {"client": {"groups": ["admins"]}})
+	authz.decision == allow("read allowed") with input as tuliprox_read("tuliprox_list_active_streams", {"client": {"groups": ["users", "admins"]}})
+}
+
+test_restricted_tool_needs_the_role_too if {
+	inp := tuliprox_read("tuliprox_list_active_streams", {"client": {"groups": ["admins"]}, "user_role": "user"})
+	authz.decision == deny(`tool "tuliprox_list_active_streams" shows personal data: end-user role "user" may not use it`) with input as inp
+	authz.decision == allow("read allowed") with input as object.union(inp, {"user_role": "admin"})
+}
+
+test_unrestricted_tools_of_the_service_stay_open if {
+	every tool in ["tuliprox_get_status", "tuliprox_query_playlist_items", "tuliprox_list_qos_snapshots"] {
+		authz.decision == allow("read allowed") with input as tuliprox_read(tool, {})
+	}
+}
+
+test_tuliprox_writes_need_confirmation if {
+	every tool in ["tuliprox_update_playlists", "tuliprox_update_geoip"] {
+		authz.decision == confirm("model", "write needs confirmation") with input as object.union(write_call(tool, {}), {"service": "tuliprox"})
+	}
+}

@@ -47,8 +47,8 @@ const (
 )
 
 type historyArgs struct {
-	From        string   `json:"from,omitempty" jsonschema:"From: YYYY-MM-DD or a date-time." schema:"maxLength=35,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$"`
-	To          string   `json:"to,omitempty" jsonschema:"To: YYYY-MM-DD or a date-time." schema:"maxLength=35,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$"`
+	From        string   `json:"from,omitempty" jsonschema:"From: YYYY-MM-DD or a date-time." schema:"maxLength=35,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]{5,18}(Z|[+-][0-9:]{4,5})?)?$"`
+	To          string   `json:"to,omitempty" jsonschema:"To: YYYY-MM-DD or a date-time." schema:"maxLength=35,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]{5,18}(Z|[+-][0-9:]{4,5})?)?$"`
 	Page        int      `json:"page,omitempty" schema:"minimum=1,maximum=100000"`
 	PageSize    int      `json:"page_size,omitempty" schema:"enum=25|50|100|200"`
 	Search      string   `json:"search,omitempty" schema:"maxLength=200"`
@@ -57,8 +57,8 @@ type historyArgs struct {
 }
 
 type summaryArgs struct {
-	From         string `json:"from,omitempty" jsonschema:"From: YYYY-MM-DD or a date-time." schema:"maxLength=35,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$"`
-	To           string `json:"to,omitempty" jsonschema:"To: YYYY-MM-DD or a date-time." schema:"maxLength=35,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$"`
+	From         string `json:"from,omitempty" jsonschema:"From: YYYY-MM-DD or a date-time." schema:"maxLength=35,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]{5,18}(Z|[+-][0-9:]{4,5})?)?$"`
+	To           string `json:"to,omitempty" jsonschema:"To: YYYY-MM-DD or a date-time." schema:"maxLength=35,pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]{5,18}(Z|[+-][0-9:]{4,5})?)?$"`
 	ProviderName string `json:"provider_name,omitempty" schema:"maxLength=200"`
 	InputName    string `json:"input_name,omitempty" schema:"maxLength=200"`
 	APIUsername  string `json:"api_username,omitempty" schema:"maxLength=200"`
@@ -116,7 +116,7 @@ func (s *Service) Tools() []toolkit.Tool {
 	ro := toolkit.Annotations{ReadOnly: true, Idempotent: true}
 	return []toolkit.Tool{
 		{Name: ToolStatus, Title: "Tuliprox status",
-			Description: "Version, server time, cache, counts of active users, connections and streams, provider connections. Needs system.read.",
+			Description: "Version, server time, cache, counts of active users, connections and streams per provider. Needs system.read.",
 			Annotations: ro, Handler: toolkit.ReadFor(func(ctx context.Context, _ toolkit.NoArgs) (map[string]any, error) { return s.status(ctx) })},
 		{Name: ToolStreams, Title: "Active streams",
 			Description: "Streams playing now: channel, provider, user agent. Shows Tuliprox user names and client IP addresses. Needs system.read.",
@@ -132,24 +132,24 @@ func (s *Service) Tools() []toolkit.Tool {
 				return s.object(ctx, client.Call{Route: []string{"playlist", "update", "status"}, Permission: permPlaylistRead})
 			})},
 		{Name: ToolHistory, Title: "Stream history",
-			Description: "Recorded stream sessions (connect/disconnect), paged. Shows Tuliprox user names and client IP addresses. Needs stream history enabled and system.read.",
+			Description: "Recorded stream sessions (connect/disconnect), paged. Shows Tuliprox user names and client IP addresses. Needs stream history on.",
 			Annotations: ro, Handler: toolkit.ReadFor(s.history)},
 		{Name: ToolHistorySummary, Title: "Stream history summary",
-			Description: "Sessions, disconnects, bytes and latency per provider; filters by user name and more. Needs stream history enabled and system.read.",
+			Description: "Sessions, bytes and latency per provider; filters by Tuliprox user name and more. Needs stream history on.",
 			Annotations: ro, Handler: toolkit.ReadFor(s.historySummary)},
 		{Name: ToolQoSList, Title: "QoS snapshots",
-			Description: "Stream quality snapshots, best score first. Needs qos_aggregation enabled and system.read.",
+			Description: "Stream quality snapshots, best score first. Needs qos_aggregation on.",
 			Annotations: ro, Handler: toolkit.ReadFor(s.qosList)},
 		{Name: ToolQoS, Title: "One QoS snapshot",
 			Description: "The QoS snapshot of one stream identity key (from tuliprox_list_qos_snapshots).",
 			Annotations: ro, Handler: toolkit.ReadFor(s.qos)},
 		{Name: ToolEventStats, Title: "Event statistics",
-			Description: "Counts of Tuliprox events (sign-ins, throttling, updates, provider failures). Needs system.read.",
+			Description: "Counts of Tuliprox events (sign-ins, throttling, updates, provider failures).",
 			Annotations: ro, Handler: toolkit.ReadFor(func(ctx context.Context, _ toolkit.NoArgs) (map[string]any, error) {
 				return s.object(ctx, client.Call{Route: []string{"events", "stats"}, Permission: permSystemRead})
 			})},
 		{Name: ToolIPInfo, Title: "Public IP",
-			Description: "Tuliprox's public IPv4 and IPv6 as its IP check sees them. Needs system.read.",
+			Description: "Tuliprox's public IPv4 and IPv6 (its IP check).",
 			Annotations: ro, Handler: toolkit.ReadFor(func(ctx context.Context, _ toolkit.NoArgs) (map[string]any, error) {
 				return s.object(ctx, client.Call{Route: []string{"ipinfo"}, Permission: permSystemRead,
 					BadRequest: "Tuliprox's IP check is not configured (ipcheck)"})
