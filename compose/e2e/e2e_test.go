@@ -112,10 +112,10 @@ func TestStack(t *testing.T) {
 
 	// Every container but the gateway, by name and by address: none may
 	// be reachable from the clients network.
-	targets := []string{"arr:8000", "frigate:8000", "ersatztv:8000", "sonarr:8989", "nvr:5000", "etv:8409", "searxng:8080"}
+	targets := []string{"arr:8000", "frigate:8000", "ersatztv:8000", "unraid:8000", "tower:8880", "sonarr:8989", "nvr:5000", "etv:8409", "searxng:8080"}
 	// The policy sidecar by every name and address a neighbour could try.
 	policyURLs := []string{"http://policy:8181"}
-	for svc, port := range map[string]string{"policy": "8181", "demo": "8000", "web": "8000", "arr-demo": "8000", "frigate-demo": "8000", "ersatztv-demo": "8000", "fakes": "8989"} {
+	for svc, port := range map[string]string{"policy": "8181", "demo": "8000", "web": "8000", "arr-demo": "8000", "frigate-demo": "8000", "ersatztv-demo": "8000", "unraid-demo": "8000", "fakes": "8989"} {
 		targets = append(targets, svc+":"+port)
 		ips, err := run(ctx, "docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", project+"-"+svc+"-1")
 		if err != nil {
@@ -148,6 +148,57 @@ func TestStack(t *testing.T) {
 			"-read", "frigate_list_cameras={}", "-read", "ersatztv_list_playouts={}", "-read", `web_search={"query":"nimbus nas 3.2"}`,
 			"-read", `web_fetch={"url":"http://searxng:8080/pages/nimbus-3-2-released"}`)...)...)
 		t.Logf("probe:\n%s", out)
+		if err != nil || !strings.Contains(out, "\nPASS") {
+			t.Fatalf("probe failed: %v", err)
+		}
+	})
+
+	t.Run("a client in group nas reads Unraid", func(t *testing.T) {
+		// The shipped policy gives unraid only to admins and the nas group:
+		// add a nas client as an operator would and restart the gateway,
+		// which reads its tokens at start.
+		out, err := run(ctx, filepath.Join(repoRoot, "compose", ".build", "bin", "gateway"), "token", "e2e-nas", "nas")
+		if err != nil {
+			t.Fatalf("gateway token: %v %s", err, out)
+		}
+		var nasToken, line string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "sha256:") {
+				line = l
+			} else if _, after, ok := strings.Cut(l, ": "); ok && strings.HasPrefix(l, "token ") {
+				nasToken = strings.TrimSpace(after)
+			}
+		}
+		if line == "" || nasToken == "" {
+			t.Fatalf("gateway token printed no token: %s", out)
+		}
+		f, err := os.OpenFile(filepath.Join(secrets, "gateway", "client_tokens"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.WriteString(line + "\n")
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := run(ctx, "docker", "restart", project+"-gateway-1"); err != nil {
+			t.Fatalf("restart gateway: %v %s", err, out)
+		}
+		for i := 0; ; i++ {
+			st, _ := run(ctx, "docker", "inspect", "-f", "{{.State.Health.Status}}", project+"-gateway-1")
+			if strings.TrimSpace(st) == "healthy" {
+				break
+			}
+			if i > 60 {
+				t.Fatalf("the gateway is not healthy after a restart: %s", st)
+			}
+			time.Sleep(time.Second)
+		}
+		out, err = run(ctx, "docker", "run", "--rm", "--network", project+"_clients",
+			"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "65532",
+			probeImage, "-url", "http://gateway:8080/mcp/unraid", "-token", nasToken, "-demo=false",
+			"-read", "unraid_system_overview={}", "-read", `unraid_container_logs={"container":"nextcloud","lines":3}`)
+		t.Logf("probe:\n%s", strings.ReplaceAll(out, nasToken, "<nas token>"))
 		if err != nil || !strings.Contains(out, "\nPASS") {
 			t.Fatalf("probe failed: %v", err)
 		}

@@ -41,6 +41,7 @@ func main() {
 	tokenFile := flag.String("token-file", "", "file holding the client bearer token")
 	unreachable := flag.String("unreachable", "", "comma-separated host:port that must NOT be reachable from here")
 	userJWT := flag.String("user-jwt", "", "OpenWebUI's signed user token, sent as X-OpenWebUI-User-Jwt")
+	demo := flag.Bool("demo", true, "also check the demo service's tools and write flow (false for a client that may use only other services)")
 	openapiURL := flag.String("openapi", "", "a service's OpenAPI tool server (…/openapi/demo): run the OpenWebUI-style flow instead of MCP")
 	var reads, policies readList
 	flag.Var(&reads, "read", "tool=JSON-arguments of a read that must succeed (repeatable)")
@@ -72,7 +73,7 @@ func main() {
 		return
 	}
 	if *url != "" {
-		r.mcpFlow(ctx, *url, auth, reads)
+		r.mcpFlow(ctx, *url, auth, reads, *demo)
 	}
 	if len(policies) > 0 {
 		r.attackPolicy(ctx, policies, *policyToken)
@@ -132,7 +133,7 @@ type readList []string
 func (l *readList) String() string     { return strings.Join(*l, " ") }
 func (l *readList) Set(v string) error { *l = append(*l, v); return nil }
 
-func (r *report) mcpFlow(ctx context.Context, url string, auth bearer, reads readList) {
+func (r *report) mcpFlow(ctx context.Context, url string, auth bearer, reads readList, demo bool) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "toolgate-e2e-probe", Version: "1"}, nil)
 	var s *sdk.ClientSession
 	// The gateway may still be refreshing its services just after start.
@@ -146,26 +147,25 @@ func (r *report) mcpFlow(ctx context.Context, url string, auth bearer, reads rea
 	}
 	defer s.Close()
 
-	err = retry(ctx, func() error {
-		tools, err := s.ListTools(ctx, nil)
-		if err != nil {
-			return err
-		}
-		for _, t := range tools.Tools {
-			if t.Name == "demo_counter_add" {
-				return nil
+	if demo {
+		r.demoReads(ctx, s)
+	} else if len(reads) > 0 {
+		// Just after a (re)start the gateway may not have read the
+		// service's tools yet.
+		want, _, _ := strings.Cut(reads[0], "=")
+		r.check("tools/list offers "+want, retry(ctx, func() error {
+			tools, err := s.ListTools(ctx, nil)
+			if err != nil {
+				return err
 			}
-		}
-		return fmt.Errorf("demo_counter_add not among %d tools", len(tools.Tools))
-	})
-	r.check("tools/list offers the demo tools", err)
-
-	out, err := call(ctx, s, "demo_echo", map[string]any{"text": "hello from the clients network"})
-	if err == nil && out["text"] != "hello from the clients network" {
-		err = fmt.Errorf("echo returned %v", out)
+			for _, t := range tools.Tools {
+				if t.Name == want {
+					return nil
+				}
+			}
+			return fmt.Errorf("%s not among %d tools", want, len(tools.Tools))
+		}))
 	}
-	r.check("read demo_echo", err)
-
 	// Reads of the other services, each against its fake upstream.
 	for _, spec := range reads {
 		tool, raw, _ := strings.Cut(spec, "=")
@@ -181,6 +181,13 @@ func (r *report) mcpFlow(ctx context.Context, url string, auth bearer, reads rea
 		r.check("read "+tool, err)
 	}
 
+	if demo {
+		r.demoWrite(ctx, s)
+	}
+}
+
+// demoWrite runs the demo's write flow: preview, confirm, replay.
+func (r *report) demoWrite(ctx context.Context, s *sdk.ClientSession) {
 	before, err := call(ctx, s, "demo_counter_get", map[string]any{})
 	r.check("read demo_counter_get", err)
 	prev, err := call(ctx, s, "demo_counter_add", map[string]any{"amount": 7})
@@ -208,6 +215,30 @@ func (r *report) mcpFlow(ctx context.Context, url string, auth bearer, reads rea
 		err = nil
 	}
 	r.check("a replayed ticket is refused", err)
+}
+
+// demoReads checks that the demo's tools are listed and answer.
+func (r *report) demoReads(ctx context.Context, s *sdk.ClientSession) {
+	err := retry(ctx, func() error {
+		tools, err := s.ListTools(ctx, nil)
+		if err != nil {
+			return err
+		}
+		for _, t := range tools.Tools {
+			if t.Name == "demo_counter_add" {
+				return nil
+			}
+		}
+		return fmt.Errorf("demo_counter_add not among %d tools", len(tools.Tools))
+	})
+	r.check("tools/list offers the demo tools", err)
+
+	out, err := call(ctx, s, "demo_echo", map[string]any{"text": "hello from the clients network"})
+	if err == nil && out["text"] != "hello from the clients network" {
+		err = fmt.Errorf("echo returned %v", out)
+	}
+	r.check("read demo_echo", err)
+
 }
 
 // allowEverything is the policy a compromised neighbour would install.
