@@ -27,7 +27,7 @@ const SearchSlack = 10 * time.Second
 
 // CommandArgs are the arguments of the <app>_command_status tools.
 type CommandArgs struct {
-	CommandID int `json:"command_id" schema:"minimum=1,maximum=2147483647"`
+	CommandID int `json:"command_id" jsonschema:"Command id returned by a write." schema:"minimum=1,maximum=2147483647"`
 }
 
 // CommandStatus is the read of the <app>_command_status tools: the
