@@ -320,7 +320,6 @@ done
 # --- how to connect ------------------------------------------------------------
 say ""
 say "toolgate is up. MCP URLs (Streamable HTTP), reachable from containers on the $network network:"
-say "  all services:  http://gateway:8080/mcp"
 endpoints=(web)
 for p in "${profiles[@]}"; do
 	case $p in
@@ -329,9 +328,17 @@ for p in "${profiles[@]}"; do
 	*) endpoints+=("$p") ;;
 	esac
 done
+# Each endpoint a client adds puts its tool schemas into every prompt: arr
+# and ersatztv are offered as the gateway's default toolsets instead.
 for e in $(printf '%s\n' "${endpoints[@]}" | sort -u); do
-	say "  one service:   http://gateway:8080/mcp/$e"
+	case $e in
+	arr) parts=(sonarr radarr prowlarr) ;;
+	ersatztv) parts=(ersatztv-channels ersatztv-playouts ersatztv-collections ersatztv-library) ;;
+	*) parts=("$e") ;;
+	esac
+	for p in "${parts[@]}"; do say "  one service:   http://gateway:8080/mcp/$p"; done
 done
+say "  every service, found on demand: http://gateway:8080/mcp/discover"
 [ -n "$publish" ] && say "  on this host:  http://$publish/mcp"
 [ -n "$approvals" ] && say "  approval page: http://$approvals/approvals/ (sign in with secrets/gateway/admin_token)"
 if [ -n "$first_token" ]; then

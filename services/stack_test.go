@@ -44,6 +44,7 @@ type stack struct {
 	policies string // services.json
 	groups   string // groups.json
 	fakes    string
+	catalog  string // services/catalogtest/catalogtest.go
 }
 
 type composeFile struct {
@@ -182,6 +183,12 @@ var places = []struct {
 		}
 		return fmt.Errorf("neither the component deploy/kubernetes/components/%s/ nor deploy/kubernetes/base/%s.yaml exists", svc, svc)
 	}},
+	{"services/catalogtest", func(s *stack, svc string) error {
+		if !strings.Contains(s.catalog, `Name: "`+svc+`"`) {
+			return fmt.Errorf("catalogtest.All lacks %s (its env and fx modules), so no test holds its endpoints to the 12 KB catalog budget", svc)
+		}
+		return nil
+	}},
 	{"services/fakes", func(s *stack, svc string) error {
 		if !strings.Contains(s.fakes, `"github.com/toolgate/toolgate/services/`+svc+`/`) {
 			return fmt.Errorf("the demo profile's fakes serve no fake upstream of %s", svc)
@@ -224,6 +231,7 @@ func loadStack(t *testing.T) *stack {
 		policies: read(t, "policies/data/toolgate/services.json"),
 		groups:   read(t, "policies/data/toolgate/groups.json"),
 		fakes:    read(t, "services/fakes/main.go"),
+		catalog:  read(t, "services/catalogtest/catalogtest.go"),
 	}
 	if err := yaml.Unmarshal([]byte(read(t, "compose/toolgate.yaml")), &s.compose); err != nil {
 		t.Fatalf("compose/toolgate.yaml: %v", err)

@@ -138,9 +138,15 @@ func NewLogger(level string) *slog.Logger {
 
 // Module builds the Service from the environment and serves it.
 var Module = fx.Module("toolkit",
-	fx.Provide(newFromEnv, newLimits),
+	fx.Provide(newFromEnv),
+	LimitsModule,
 	fx.Invoke(serve),
 )
+
+// LimitsModule provides the Limits in force for the service named by the
+// supplied Name: the part of Module a service's tools may need. Tests that
+// build a service's tools without serving it use it too.
+var LimitsModule = fx.Provide(newLimits)
 
 type params struct {
 	fx.In

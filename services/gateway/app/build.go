@@ -82,6 +82,9 @@ type Config struct {
 	MaxResultBytes     int
 	ServiceConcurrency int
 	RefreshInterval    time.Duration
+	// Toolsets are endpoints offering part of one service's tools
+	// (/mcp/sonarr); LoadConfig starts from DefaultToolsets.
+	Toolsets []router.Toolset
 	// AuditBatch, when positive, lets read lines wait up to this long to
 	// be written together (lines about writes and tickets never wait);
 	// Close writes whatever waits. Zero writes every line at once.
@@ -202,7 +205,7 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 		routed = append(routed, b)
 	}
 	g.Router, err = router.New(router.Config{
-		CallTimeout: cfg.CallTimeout, MaxResultBytes: cfg.MaxResultBytes,
+		CallTimeout: cfg.CallTimeout, MaxResultBytes: cfg.MaxResultBytes, Toolsets: cfg.Toolsets,
 	}, router.Deps{
 		Policy: engine, Tickets: g.Tickets, Pins: g.Pins, Signer: signer,
 		Audit: auditLog, Metrics: g.Metrics, Logger: o.Logger, Now: o.Now, Backends: routed,

@@ -51,6 +51,7 @@ const (
 	EnvSessionsMax        = "TOOLGATE_SESSIONS_MAX"
 	EnvInitializeRate     = "TOOLGATE_INITIALIZE_PER_MINUTE"
 	EnvInitializeBurst    = "TOOLGATE_INITIALIZE_BURST"
+	EnvToolsets           = "TOOLGATE_TOOLSETS"
 )
 
 // ServiceTokenSetting is the secret setting of one service's token:
@@ -164,6 +165,15 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		}
 		cfg.Services = append(cfg.Services, ServiceConfig{Name: name, URL: u.String(), Token: l.Secret(ServiceTokenSetting(name))})
 	}
+	var names []string
+	for _, s := range cfg.Services {
+		names = append(names, s.Name)
+	}
+	toolsets, terr := parseToolsets(l.String(EnvToolsets, ""), names)
+	if terr != nil {
+		problems = append(problems, &config.SettingError{Name: EnvToolsets, Problem: terr.Error()})
+	}
+	cfg.Toolsets = toolsets
 	err := l.Err()
 	if tokensPath != "" {
 		tokens, terr := auth.LoadTokens(tokensPath)

@@ -151,3 +151,60 @@ func TestLoadConfigReadsTheOpenWebUISecret(t *testing.T) {
 		t.Fatalf("user tokens: header %q issuer %q secret of %d bytes", cfg.UserTokens.Header, cfg.UserTokens.Issuer, len(cfg.UserTokens.Secret))
 	}
 }
+
+func TestToolsetsSetting(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	_, line, _ := auth.NewToken("openwebui", []string{"users"}, auth.UserNone)
+	base := map[string]string{
+		app.EnvClientTokensFile:            file("tokens", line+"\n"),
+		app.EnvApprovalKey + "_FILE":       file("key", approvalKey+"\n"),
+		app.EnvServices:                    "demo=http://demo:8000/mcp,arr=http://arr:8000/mcp",
+		"TOOLGATE_SERVICE_TOKEN_DEMO_FILE": file("svc", serviceToken),
+		"TOOLGATE_SERVICE_TOKEN_ARR_FILE":  file("svc", serviceToken),
+	}
+	load := func(setting, services string) (app.Config, error) {
+		env := map[string]string{app.EnvToolsets: setting}
+		for k, v := range base {
+			env[k] = v
+		}
+		if services != "" {
+			env[app.EnvServices] = services
+		}
+		return app.LoadConfig(config.New(func(k string) (string, bool) { v, ok := env[k]; return v, ok }))
+	}
+	names := func(cfg app.Config) string {
+		var out []string
+		for _, ts := range cfg.Toolsets {
+			out = append(out, ts.Name+"="+ts.Service+":"+strings.Join(ts.Tools, ","))
+		}
+		return strings.Join(out, ";")
+	}
+	ok := []struct{ name, setting, services, want string }{
+		{"defaults for arr", "", "", "sonarr=arr:sonarr_*;radarr=arr:radarr_*;prowlarr=arr:prowlarr_*"},
+		{"no arr, no defaults", "", "demo=http://demo:8000/mcp", ""},
+		{"one more", "counter=demo:demo_counter_*, demo_echo", "demo=http://demo:8000/mcp", "counter=demo:demo_counter_*,demo_echo"},
+		{"a default replaced", "sonarr=arr:sonarr_series_list", "", "sonarr=arr:sonarr_series_list;radarr=arr:radarr_*;prowlarr=arr:prowlarr_*"},
+	}
+	for _, tc := range ok {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := load(tc.setting, tc.services)
+			if err != nil || names(cfg) != tc.want {
+				t.Fatalf("got %q, %v; want %q", names(cfg), err, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{"counter", "counter=demo", "x=nosuch:a_*", "arr=demo:demo_*", "discover=demo:demo_*", "x=demo:", "x=demo:Demo x", "a=demo:demo_x;a=demo:demo_y"} {
+		t.Run("refused "+bad, func(t *testing.T) {
+			if _, err := load(bad, ""); err == nil || !strings.Contains(err.Error(), app.EnvToolsets) {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+}

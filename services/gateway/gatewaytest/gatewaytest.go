@@ -68,7 +68,8 @@ type Gateway struct {
 	AdminURL string
 	// Tokens maps client name to bearer token: "openwebui" and "hermes" are
 	// in group users, "kiosk" in group readonly, "stranger" in group nobody
-	// (which the policy allows nothing).
+	// (which the policy allows nothing), "admin" in group admins (sees
+	// every service).
 	Tokens map[string]string
 	// Logs collects the service's and the gateway's log lines.
 	Logs *capture.Buffer
@@ -112,12 +113,13 @@ func Start(t testing.TB, o Options) *Gateway {
 	t.Cleanup(g.service.Close)
 	g.ServiceURL = g.service.URL
 
-	tokens, bearer := ClientTokens(t, map[string][]string{"openwebui": {"users"}, "hermes": {"users"}, "kiosk": {"readonly"}, "stranger": {"nobody"}})
+	tokens, bearer := ClientTokens(t, map[string][]string{"openwebui": {"users"}, "hermes": {"users"}, "kiosk": {"readonly"}, "stranger": {"nobody"}, "admin": {"admins"}})
 	g.Tokens = bearer
 	cfg := app.Config{
 		Tokens: tokens, AdminToken: []byte(AdminToken), ApprovalKey: []byte(ApprovalKey),
 		Services:   []app.ServiceConfig{{Name: o.Service, URL: g.service.URL + "/mcp", Token: []byte(ServiceToken)}},
 		PolicyMode: "embedded", CallTimeout: o.CallTimeout, ServiceConcurrency: 8, PublicURL: o.PublicURL,
+		Toolsets: app.DefaultToolsetsOf([]string{o.Service}),
 	}
 	build := app.Options{Logger: g.logger, Audit: audit}
 	if o.Config != nil {

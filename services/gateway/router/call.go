@@ -53,11 +53,16 @@ type call struct {
 	direct      bool
 	passthrough []byte
 	textBytes   int
+	// viaDiscovery: the call came through toolgate_call_tool, so the next
+	// step of a preview names that tool.
+	viaDiscovery bool
 }
 
-func (r *Router) handle(e *entry) server.ToolHandlerFunc {
+func (r *Router) handle(e *entry) server.ToolHandlerFunc { return r.handleVia(e, false) }
+
+func (r *Router) handleVia(e *entry, viaDiscovery bool) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		c := &call{e: e, start: r.deps.Now()}
+		c := &call{e: e, start: r.deps.Now(), viaDiscovery: viaDiscovery}
 		id, ok := auth.IdentityFrom(ctx)
 		if !ok {
 			return errorResult(toolerr.New(toolerr.AuthFailed, "no authenticated client")), nil
@@ -332,7 +337,7 @@ func (r *Router) issue(c *call, p previewResult) (*mcp.CallToolResult, string) {
 		"approval":   kind,
 		"reason":     c.decision.Reason,
 		"preview":    p.body,
-		"next":       nextStep(c.e.offered.Name, t.ID, kind),
+		"next":       nextStep(c.e.offered.Name, t.ID, kind, c.viaDiscovery),
 	}
 	if p.facts != nil {
 		body["facts"] = p.facts
@@ -340,9 +345,13 @@ func (r *Router) issue(c *call, p previewResult) (*mcp.CallToolResult, string) {
 	return success(body), "preview"
 }
 
-func nextStep(tool, ticket string, kind approval.Kind) string {
+func nextStep(tool, ticket string, kind approval.Kind, viaDiscovery bool) string {
+	again := "call " + tool + " again with exactly the same arguments"
+	if viaDiscovery {
+		again = fmt.Sprintf("call %s again with name %q and exactly the same arguments", toolCall, tool)
+	}
 	s := fmt.Sprintf("Nothing has changed yet. Show this preview to the user and ask for explicit consent. "+
-		"Only if the user agrees, call %s again with exactly the same arguments plus \"confirm\": true and \"ticket\": %q.", tool, ticket)
+		"Only if the user agrees, %s plus \"confirm\": true and \"ticket\": %q.", again, ticket)
 	if kind == approval.Human {
 		s += fmt.Sprintf(" This write also needs a person's approval outside this chat "+
 			"(the gateway's approval page, or `gateway approvals approve %s`); a confirm from the assistant alone is not consent.", ticket)

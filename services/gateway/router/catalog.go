@@ -198,9 +198,10 @@ func withConfirmArgs(t mcp.Tool) (mcp.Tool, error) {
 	}
 	t.InputSchema = mcp.ToolInputSchema{}
 	t.RawInputSchema = out
-	t.Description = strings.TrimSpace(t.Description) + "\n\nThis tool changes something. Unless the policy allows it outright, the first call " +
-		"only returns a preview and a ticket: show the preview to the user, and only after their explicit consent call it again " +
-		"with the same arguments plus confirm: true and the ticket."
+	// Short: the confirm argument, the gateway's instructions and the
+	// preview's own next step say the rest, and this text is in every
+	// prompt of every client of the endpoint.
+	t.Description = strings.TrimSpace(t.Description) + "\n\nA write: unless the policy allows it outright, the first call only returns a preview and a ticket."
 	return t, nil
 }
 
@@ -255,6 +256,7 @@ func (r *Router) install(service string, entries []*entry) {
 	}
 	r.aggregate.AddTools(served...)
 	r.single[service].SetTools(served...)
+	r.installToolsets(service, served)
 }
 
 func sameTools(a, b []*entry) bool {

@@ -29,8 +29,16 @@ type OfferedTool struct {
 }
 
 // Endpoints lists the names of the single-purpose endpoints
-// (/mcp/<name>, /openapi/<name>): every configured service.
-func (r *Router) Endpoints() []string { return slices.Clone(r.names) }
+// (/mcp/<name>, /openapi/<name>): every configured service and toolset,
+// sorted.
+func (r *Router) Endpoints() []string {
+	out := slices.Clone(r.names)
+	for _, ts := range r.cfg.Toolsets {
+		out = append(out, ts.Name)
+	}
+	slices.Sort(out)
+	return out
+}
 
 // endpoint returns whether name is an endpoint, the services it draws on
 // and which of their tools belong to it. A named toolset (issue 16) is one
@@ -38,6 +46,11 @@ func (r *Router) Endpoints() []string { return slices.Clone(r.names) }
 func (r *Router) endpoint(name string) (services []string, member func(*entry) bool, ok bool) {
 	if _, ok := r.backends[name]; ok {
 		return []string{name}, func(*entry) bool { return true }, true
+	}
+	for _, ts := range r.cfg.Toolsets {
+		if ts.Name == name {
+			return []string{ts.Service}, func(e *entry) bool { return ts.Has(e.offered.Name) }, true
+		}
 	}
 	return nil, nil, false
 }

@@ -56,6 +56,8 @@ type Config struct {
 	Instructions string
 	// Transport is reported to the policy ("http").
 	Transport string
+	// Toolsets are endpoints offering part of one service's tools.
+	Toolsets []Toolset
 }
 
 // Deps are the router's collaborators.
@@ -86,7 +88,8 @@ type Router struct {
 	names     []string
 	aggregate *server.MCPServer
 	single    map[string]*server.MCPServer
-	handlers  map[string]http.Handler // "" is the aggregate
+	sets      map[string]*server.MCPServer // by toolset name
+	handlers  map[string]http.Handler      // "" is the aggregate
 
 	mu     sync.Mutex
 	tools  map[string][]*entry // by service
@@ -145,7 +148,7 @@ func New(cfg Config, deps Deps) (*Router, error) {
 	}
 	r := &Router{
 		cfg: cfg, deps: deps, log: deps.Logger,
-		backends: map[string]Backend{}, single: map[string]*server.MCPServer{},
+		backends: map[string]Backend{}, single: map[string]*server.MCPServer{}, sets: map[string]*server.MCPServer{},
 		handlers: map[string]http.Handler{},
 		tools:    map[string][]*entry{}, byName: map[string]*entry{},
 		instr: map[string]string{},
@@ -158,6 +161,12 @@ func New(cfg Config, deps Deps) (*Router, error) {
 		r.names = append(r.names, b.Name())
 	}
 	sort.Strings(r.names)
+	if slices.Contains(r.names, DiscoveryEndpoint) {
+		return nil, fmt.Errorf("router: a service may not be named %q (the discovery endpoint)", DiscoveryEndpoint)
+	}
+	if err := CheckToolsets(cfg.Toolsets, r.names); err != nil {
+		return nil, fmt.Errorf("router: %w", err)
+	}
 	r.aggregate = r.newServer("toolgate", r.names...)
 	r.handlers[""] = r.streamable("", r.aggregate)
 	for _, n := range r.names {
@@ -165,6 +174,12 @@ func New(cfg Config, deps Deps) (*Router, error) {
 		r.single[n] = s
 		r.handlers[n] = r.streamable(n, s)
 	}
+	for _, ts := range cfg.Toolsets {
+		s := r.newServer("toolgate-"+ts.Name, ts.Service)
+		r.sets[ts.Name] = s
+		r.handlers[ts.Name] = r.streamable(ts.Name, s)
+	}
+	r.handlers[DiscoveryEndpoint] = r.streamable(DiscoveryEndpoint, r.newDiscovery())
 	return r, nil
 }
 

@@ -114,8 +114,10 @@ func TestWithConfirmArgs(t *testing.T) {
 		schema.Properties["n"]["type"] != "integer" || schema.AdditionalProperties || len(schema.Required) != 1 {
 		t.Fatalf("schema: %s", got.RawInputSchema)
 	}
-	if !strings.Contains(got.Description, "confirm: true") {
-		t.Fatalf("description does not explain the flow: %s", got.Description)
+	// The flow, told briefly: a preview and a ticket first, confirm only
+	// after the user agreed.
+	if !strings.Contains(got.Description, "preview and a ticket") || !strings.Contains(schema.Properties["confirm"]["description"].(string), "user explicitly agreed") {
+		t.Fatalf("the definition does not explain the flow: %s %s", got.Description, got.RawInputSchema)
 	}
 	clash := mcp.NewToolWithRawSchema("demo_y", "Y.", json.RawMessage(`{"type":"object","properties":{"ticket":{"type":"string"}},"additionalProperties":false}`))
 	if _, err := withConfirmArgs(clash); err == nil {

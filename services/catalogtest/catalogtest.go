@@ -1,0 +1,91 @@
+// Package catalogtest builds the tools of every tool service in the
+// repository the way its binary does — its fx modules, every application
+// it can front configured, writes on — without reaching any upstream, for
+// tests that must cover every service (the catalog byte budget of every
+// endpoint a user is told to add). services/stack_test.go fails when a
+// service under services/ is missing here.
+package catalogtest
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/fx"
+
+	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/services/arr/arrapi"
+	"github.com/toolgate/toolgate/services/arr/prowlarr"
+	"github.com/toolgate/toolgate/services/arr/radarr"
+	"github.com/toolgate/toolgate/services/arr/sonarr"
+	"github.com/toolgate/toolgate/services/demo/counter"
+	ersatztv "github.com/toolgate/toolgate/services/ersatztv/tools"
+	frigate "github.com/toolgate/toolgate/services/frigate/tools"
+	"github.com/toolgate/toolgate/services/homeassistant/hass"
+	"github.com/toolgate/toolgate/services/homeassistant/reads"
+	unraid "github.com/toolgate/toolgate/services/unraid/tools"
+	web "github.com/toolgate/toolgate/services/web/app"
+)
+
+// Service is one tool service as its binary assembles it.
+type Service struct {
+	Name string
+	// Env configures every application the service can front. Nothing is
+	// contacted; a setting ending in _FILE gets a file with a placeholder
+	// secret.
+	Env     map[string]string
+	Modules []fx.Option
+}
+
+// All lists every tool service in the repository.
+func All() []Service {
+	local := "http://127.0.0.1:1"
+	return []Service{
+		{Name: "demo", Modules: []fx.Option{counter.Module}},
+		{Name: "web", Env: map[string]string{"WEB_SEARXNG_URL": local, "WEB_SEARXNG_ALLOW_HTTP": "true"}, Modules: []fx.Option{web.Module}},
+		{Name: "arr", Env: map[string]string{
+			"SONARR_URL": local, "SONARR_ALLOW_HTTP": "true", "SONARR_API_KEY_FILE": "",
+			"RADARR_URL": local, "RADARR_ALLOW_HTTP": "true", "RADARR_API_KEY_FILE": "",
+			"PROWLARR_URL": local, "PROWLARR_ALLOW_HTTP": "true", "PROWLARR_API_KEY_FILE": "",
+		}, Modules: []fx.Option{arrapi.Module, sonarr.Module, radarr.Module, prowlarr.Module}},
+		{Name: "frigate", Env: map[string]string{
+			"FRIGATE_API_ROOT": local + "/api", "FRIGATE_ALLOW_INSECURE_HTTP": "true", "FRIGATE_TRUSTED_UNAUTHENTICATED": "true",
+		}, Modules: []fx.Option{frigate.Module}},
+		{Name: "homeassistant", Env: map[string]string{"HA_URL": local, "HA_ALLOW_HTTP": "true", "HA_TOKEN_FILE": ""},
+			Modules: []fx.Option{hass.Module, reads.Module}},
+		{Name: "unraid", Env: map[string]string{"UNRAID_URL": local, "UNRAID_ALLOW_HTTP": "true", "UNRAID_API_KEY_FILE": "", "UNRAID_ALLOW_WRITES": "true"},
+			Modules: []fx.Option{unraid.Module}},
+		{Name: "ersatztv", Env: map[string]string{
+			"ERSATZTV_URL": local, "ERSATZTV_ALLOW_HTTP": "true", "ERSATZTV_API_KEY_FILE": "", "ERSATZTV_MODE": "v1", "ERSATZTV_ALLOW_WRITES": "true",
+		}, Modules: []fx.Option{ersatztv.Module}},
+	}
+}
+
+// Tools builds s's tools (with t.Setenv, so not in parallel tests) and the
+// instructions it gives clients.
+func Tools(t *testing.T, s Service) ([]toolkit.Tool, string) {
+	t.Helper()
+	for k, v := range s.Env {
+		if strings.HasSuffix(k, "_FILE") && v == "" {
+			v = filepath.Join(t.TempDir(), strings.ToLower(k))
+			if err := os.WriteFile(v, []byte("catalogtest-placeholder-secret-0123456789\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Setenv(k, v)
+	}
+	var got struct {
+		fx.In
+		Tools        []toolkit.Tool       `group:"toolgate.tools"`
+		Instructions toolkit.Instructions `optional:"true"`
+	}
+	app := fx.New(append([]fx.Option{
+		fx.NopLogger, fx.Supply(slog.New(slog.DiscardHandler), toolkit.Name(s.Name)), toolkit.LimitsModule, fx.Populate(&got),
+	}, s.Modules...)...)
+	if err := app.Err(); err != nil {
+		t.Fatalf("%s: %v", s.Name, err)
+	}
+	return got.Tools, string(got.Instructions)
+}

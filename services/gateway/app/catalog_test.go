@@ -1,0 +1,225 @@
+package app_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/services/gateway/app"
+	"github.com/toolgate/toolgate/services/gateway/router"
+)
+
+func listNames(t *testing.T, c *client.Client) []string {
+	t.Helper()
+	res, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+var demoToolsets = func(c *app.Config) {
+	c.Toolsets = []router.Toolset{
+		{Name: "counter", Service: "demo", Tools: []string{"demo_counter_*"}},
+		{Name: "reads", Service: "demo", Tools: []string{"demo_echo", "demo_config"}},
+	}
+}
+
+// TestToolsetsOfferOnlyTheirTools: /mcp/<toolset> lists and calls only
+// its part of a service, on both ways a call can take, and the OpenAPI
+// front has the same endpoint.
+func TestToolsetsOfferOnlyTheirTools(t *testing.T) {
+	h := newHarness(t, demoToolsets)
+	if got := listNames(t, h.client("openwebui", "", "/mcp/counter")); !slices.Equal(got, []string{"demo_counter_add", "demo_counter_reset"}) {
+		t.Fatalf("/mcp/counter lists %v", got)
+	}
+	if got := listNames(t, h.client("openwebui", "", "/mcp/reads")); !slices.Equal(got, []string{"demo_config", "demo_echo"}) {
+		t.Fatalf("/mcp/reads lists %v", got)
+	}
+	// A read-only client sees no writes in it.
+	if got := listNames(t, h.client("kiosk", "", "/mcp/counter")); len(got) != 0 {
+		t.Fatalf("kiosk sees %v", got)
+	}
+	s := h.rawSession("openwebui", "/mcp/reads")
+	for _, viaMCPGo := range []bool{false, true} {
+		if got := s.call("demo_echo", map[string]any{"text": "x"}, viaMCPGo); got["result"] == nil {
+			t.Fatalf("own tool (mcp-go %v): %v", viaMCPGo, got)
+		}
+		got := s.call("demo_counter_add", map[string]any{"amount": 1}, viaMCPGo)
+		if e, _ := got["error"].(map[string]any); e == nil || !strings.Contains(e["message"].(string), "not found") {
+			t.Fatalf("another toolset's tool (mcp-go %v): %v", viaMCPGo, got)
+		}
+	}
+	if got := h.gw.Router.Endpoints(); !slices.Equal(got, []string{"counter", "demo", "reads"}) {
+		t.Fatalf("endpoints %v", got)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, h.URL+"/openapi/counter/openapi.json", nil)
+	req.Header.Set("Authorization", "Bearer "+h.tokens["openwebui"])
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 || !strings.Contains(string(body), "demo_counter_add") || strings.Contains(string(body), "demo_echo") {
+		t.Fatalf("/openapi/counter: %d %.300s", res.StatusCode, body)
+	}
+}
+
+func TestToolsetsAreChecked(t *testing.T) {
+	services := []string{"demo", "arr", "ersatztv"}
+	cases := []struct {
+		name string
+		sets []router.Toolset
+	}{
+		{"a service's name", []router.Toolset{{Name: "arr", Service: "demo", Tools: []string{"demo_*"}}}},
+		{"the discovery endpoint's name", []router.Toolset{{Name: "discover", Service: "demo", Tools: []string{"demo_*"}}}},
+		{"twice", []router.Toolset{{Name: "a", Service: "demo", Tools: []string{"demo_x"}}, {Name: "a", Service: "demo", Tools: []string{"demo_y"}}}},
+		{"unknown service", []router.Toolset{{Name: "a", Service: "web", Tools: []string{"web_*"}}}},
+		{"no tools", []router.Toolset{{Name: "a", Service: "demo"}}},
+		{"odd pattern", []router.Toolset{{Name: "a", Service: "demo", Tools: []string{"demo_[x]"}}}},
+		{"odd name", []router.Toolset{{Name: "A b", Service: "demo", Tools: []string{"demo_x"}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := router.CheckToolsets(tc.sets, services); err == nil {
+				t.Fatal("accepted")
+			}
+		})
+	}
+	if err := router.CheckToolsets(app.DefaultToolsets, services); err != nil {
+		t.Fatalf("the defaults: %v", err)
+	}
+}
+
+// TestDiscoveryShowsOnlyWhatTheCallerMayUse: a client can neither find,
+// describe nor call a tool its groups hide, and an unknown tool answers
+// the same.
+func TestDiscoveryShowsOnlyWhatTheCallerMayUse(t *testing.T) {
+	h := newHarness(t)
+	found := func(c *client.Client, args map[string]any) []string {
+		got, isErr := call(t, c, "toolgate_find_tools", args)
+		if isErr {
+			t.Fatalf("find: %v", got)
+		}
+		var names []string
+		for _, f := range got["tools"].([]any) {
+			names = append(names, f.(map[string]any)["name"].(string))
+		}
+		return names
+	}
+	user, kiosk, stranger := h.client("openwebui", "", "/mcp/discover"), h.client("kiosk", "", "/mcp/discover"), h.client("stranger", "", "/mcp/discover")
+	if got := listNames(t, user); !slices.Equal(got, []string{"toolgate_call_tool", "toolgate_describe_tool", "toolgate_find_tools"}) {
+		t.Fatalf("discovery lists %v", got)
+	}
+	if got := found(user, map[string]any{"words": "counter add"}); len(got) == 0 || got[0] != "demo_counter_add" {
+		t.Fatalf("user finds %v for 'counter add'", got)
+	}
+	if got := found(user, map[string]any{"service": "demo"}); len(got) < 5 {
+		t.Fatalf("user finds %v in demo", got)
+	}
+	if got := found(user, map[string]any{"service": "web"}); len(got) != 0 {
+		t.Fatalf("another service's tools: %v", got)
+	}
+	kioskFinds := found(kiosk, map[string]any{"service": "demo"})
+	if slices.Contains(kioskFinds, "demo_counter_add") || !slices.Contains(kioskFinds, "demo_echo") {
+		t.Fatalf("a read-only client finds %v", kioskFinds)
+	}
+	if got := found(stranger, map[string]any{}); len(got) != 0 {
+		t.Fatalf("a client without rights finds %v", got)
+	}
+	hidden := []struct {
+		c    *client.Client
+		tool string
+	}{{kiosk, "demo_counter_add"}, {stranger, "demo_echo"}, {user, "demo_nosuch"}}
+	var messages []string
+	for _, x := range hidden {
+		for _, meta := range []string{"toolgate_describe_tool", "toolgate_call_tool"} {
+			got, isErr := call(t, x.c, meta, map[string]any{"name": x.tool, "arguments": map[string]any{"amount": 1, "text": "x"}})
+			if !isErr || errCode(got) != toolerr.NotFound {
+				t.Fatalf("%s %s: %v", meta, x.tool, got)
+			}
+			messages = append(messages, strings.ReplaceAll(errMessage(got), x.tool, "TOOL"))
+		}
+	}
+	for _, m := range messages {
+		if m != messages[0] {
+			t.Fatalf("hidden and unknown tools answer differently: %q", messages)
+		}
+	}
+	if h.demo.counter.Load() != 0 {
+		t.Fatal("a hidden write ran")
+	}
+	// A 2025 session (the gateway's direct tools/call path) reaches the
+	// discovery tools too.
+	legacy := h.rawSession("openwebui", "/mcp/discover")
+	if got := legacy.call("toolgate_find_tools", map[string]any{"words": "echo"}, false); got["result"] == nil || !strings.Contains(mustJSON(t, got), "demo_echo") {
+		t.Fatalf("find on a 2025 session: %v", got)
+	}
+	got, isErr := call(t, user, "toolgate_describe_tool", map[string]any{"name": "demo_counter_add"})
+	if isErr || got["write"] != true || !strings.Contains(mustJSON(t, got["inputSchema"]), `"ticket"`) {
+		t.Fatalf("describe: %v", got)
+	}
+}
+
+// TestWriteThroughDiscovery: preview → ticket → confirm through
+// toolgate_call_tool, bound like any call, with the same audit lines as a
+// call on /mcp.
+func TestWriteThroughDiscovery(t *testing.T) {
+	h := newHarness(t)
+	d := h.client("openwebui", "", "/mcp/discover")
+	via := func(args map[string]any) (map[string]any, bool) {
+		return call(t, d, "toolgate_call_tool", map[string]any{"name": "demo_counter_add", "arguments": args})
+	}
+	prev, isErr := via(map[string]any{"amount": 2})
+	ticket, _ := prev["ticket"].(string)
+	if isErr || prev["status"] != "confirmation_required" || ticket == "" {
+		t.Fatalf("preview: %v", prev)
+	}
+	if next, _ := prev["next"].(string); !strings.Contains(next, `call toolgate_call_tool again with name "demo_counter_add"`) {
+		t.Errorf("next step: %q", next)
+	}
+	if got, _ := via(map[string]any{"amount": 3, "confirm": true, "ticket": ticket}); got["error"] == nil {
+		t.Fatalf("the ticket confirmed other arguments: %v", got)
+	}
+	if got, _ := via(map[string]any{"amount": 2, "confirm": true, "ticket": ticket}); got["status"] != "applied" {
+		t.Fatalf("confirm: %v", got)
+	}
+	if got, _ := via(map[string]any{"amount": 2, "confirm": true, "ticket": ticket}); got["error"] == nil {
+		t.Fatalf("replay: %v", got)
+	}
+	if h.demo.counter.Load() != 2 || h.demo.applied.Load() != 1 {
+		t.Fatalf("counter %d after %d applies", h.demo.counter.Load(), h.demo.applied.Load())
+	}
+	// The audit names the real tool, as for a call on /mcp.
+	audit := h.audit.String()
+	for _, want := range []string{`"event":"decision","client":"openwebui","service":"demo","tool":"demo_counter_add"`, `"outcome":"issued"`, `"outcome":"ticket_rejected"`} {
+		if !strings.Contains(audit, want) {
+			t.Errorf("audit lacks %s", want)
+		}
+	}
+	if strings.Contains(audit, "toolgate_call_tool") {
+		t.Error("the audit names the meta-tool instead of the tool")
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
