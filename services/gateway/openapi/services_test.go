@@ -2,44 +2,15 @@ package openapi_test
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"go.uber.org/fx"
 
-	"github.com/toolgate/toolgate/internal/toolkit"
-	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
-	"github.com/toolgate/toolgate/services/arr/arrapi"
-	"github.com/toolgate/toolgate/services/arr/prowlarr"
-	"github.com/toolgate/toolgate/services/arr/radarr"
-	"github.com/toolgate/toolgate/services/arr/sonarr"
-	"github.com/toolgate/toolgate/services/demo/counter"
-	ersatztv "github.com/toolgate/toolgate/services/ersatztv/tools"
-	frigate "github.com/toolgate/toolgate/services/frigate/tools"
+	"github.com/toolgate/toolgate/services/catalogtest"
 	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
-	web "github.com/toolgate/toolgate/services/web/app"
 )
-
-// serviceTools builds a service's tools the way its binary does (its fx
-// modules, configured from env); nothing reaches an upstream.
-func serviceTools(t *testing.T, env map[string]string, modules ...fx.Option) []toolkit.Tool {
-	t.Helper()
-	for k, v := range env {
-		t.Setenv(k, v)
-	}
-	var got struct {
-		fx.In
-		Tools []toolkit.Tool `group:"toolgate.tools"`
-	}
-	app := fx.New(append([]fx.Option{fx.NopLogger, fx.Supply(slog.New(slog.DiscardHandler), toolkit.Limits{}), fx.Populate(&got)}, modules...)...)
-	if err := app.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return got.Tools
-}
 
 // validate checks a document with kin-openapi as an OpenAPI 3.1 document.
 func validate(t *testing.T, raw []byte) *openapi3.T {
@@ -64,35 +35,21 @@ func validate(t *testing.T, raw []byte) *openapi3.T {
 // ticket for writes), bearer security and a server URL; OpenWebUI's
 // conversion of it finds every tool with its arguments.
 func TestEveryServiceDocumentIsValidOpenAPI31(t *testing.T) {
-	secret := func(name string) string { return toolkittest.SecretFile(t, name+"-key-0123456789abcdef") }
-	cases := []struct {
-		service string
-		env     map[string]string
-		modules []fx.Option
-		write   string // a write tool the document must have
-	}{
-		{"demo", nil, []fx.Option{counter.Module}, "demo_counter_add"},
-		{"web", map[string]string{"WEB_SEARXNG_URL": "http://127.0.0.1:1", "WEB_SEARXNG_ALLOW_HTTP": "true"}, []fx.Option{web.Module}, ""},
-		{"arr", map[string]string{
-			"SONARR_URL": "http://127.0.0.1:1", "SONARR_ALLOW_HTTP": "true", "SONARR_API_KEY_FILE": secret("sonarr"),
-			"RADARR_URL": "http://127.0.0.1:1", "RADARR_ALLOW_HTTP": "true", "RADARR_API_KEY_FILE": secret("radarr"),
-			"PROWLARR_URL": "http://127.0.0.1:1", "PROWLARR_ALLOW_HTTP": "true", "PROWLARR_API_KEY_FILE": secret("prowlarr"),
-		}, []fx.Option{arrapi.Module, sonarr.Module, radarr.Module, prowlarr.Module}, "sonarr_episode_search"},
-		{"frigate", map[string]string{
-			"FRIGATE_API_ROOT": "http://127.0.0.1:1/api", "FRIGATE_ALLOW_INSECURE_HTTP": "true", "FRIGATE_TRUSTED_UNAUTHENTICATED": "true",
-		}, []fx.Option{frigate.Module}, ""},
-		{"ersatztv", map[string]string{
-			"ERSATZTV_URL": "http://127.0.0.1:1", "ERSATZTV_ALLOW_HTTP": "true", "ERSATZTV_API_KEY_FILE": secret("ersatztv"), "ERSATZTV_MODE": "v1",
-		}, []fx.Option{ersatztv.Module}, "ersatztv_update_channel"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.service, func(t *testing.T) {
-			tools := serviceTools(t, tc.env, tc.modules...)
+	for _, svc := range catalogtest.All() {
+		t.Run(svc.Name, func(t *testing.T) {
+			tools, _ := catalogtest.Tools(t, svc)
 			if len(tools) == 0 {
 				t.Fatal("the service has no tools")
 			}
+			tc := struct{ service, write string }{service: svc.Name}
+			for _, tl := range tools {
+				if tl.IsWrite() && tc.write == "" {
+					tc.write = tl.Name // a write tool the document must have
+				}
+			}
 			g := gatewaytest.Start(t, gatewaytest.Options{Service: tc.service, Tools: tools, AllowWrites: true})
-			ts := g.ToolServer("openwebui", "", tc.service)
+			// The admin sees every service (users may not use unraid).
+			ts := g.ToolServer("admin", "", tc.service)
 			status, raw := ts.Load()
 			if status != 200 {
 				t.Fatalf("GET openapi.json: %d %s", status, raw)
