@@ -7,6 +7,9 @@
 package catalogtest
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,6 +17,8 @@ import (
 	"testing"
 
 	"go.uber.org/fx"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
@@ -25,6 +30,7 @@ import (
 	frigate "github.com/toolgate/toolgate/services/frigate/tools"
 	"github.com/toolgate/toolgate/services/homeassistant/hass"
 	"github.com/toolgate/toolgate/services/homeassistant/reads"
+	unraidssh "github.com/toolgate/toolgate/services/unraid-ssh/diag"
 	unraid "github.com/toolgate/toolgate/services/unraid/tools"
 	web "github.com/toolgate/toolgate/services/web/app"
 )
@@ -35,7 +41,10 @@ type Service struct {
 	// Env configures every application the service can front. Nothing is
 	// contacted; a setting ending in _FILE gets a file with a placeholder
 	// secret.
-	Env     map[string]string
+	Env map[string]string
+	// Files are settings whose file needs real content (a key that must
+	// parse): each gets a file with what its function returns.
+	Files   map[string]func(t *testing.T) []byte
 	Modules []fx.Option
 }
 
@@ -60,6 +69,35 @@ func All() []Service {
 		{Name: "ersatztv", Env: map[string]string{
 			"ERSATZTV_URL": local, "ERSATZTV_ALLOW_HTTP": "true", "ERSATZTV_API_KEY_FILE": "", "ERSATZTV_MODE": "v1", "ERSATZTV_ALLOW_WRITES": "true",
 		}, Modules: []fx.Option{ersatztv.Module}},
+		{Name: "unraid-ssh", Env: map[string]string{"UNRAID_SSH_HOST": "127.0.0.1:1"},
+			Files: sshKeyAndPin(), Modules: []fx.Option{unraidssh.Module}},
+	}
+}
+
+// sshKeyAndPin returns the files unraid-ssh needs to start: a fresh
+// private key and a known_hosts line pinning a fresh host key.
+func sshKeyAndPin() map[string]func(t *testing.T) []byte {
+	newKey := func(t *testing.T) (ssh.PublicKey, []byte) {
+		pub, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		block, err := ssh.MarshalPrivateKey(priv, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := ssh.NewPublicKey(pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sp, pem.EncodeToMemory(block)
+	}
+	return map[string]func(t *testing.T) []byte{
+		"UNRAID_SSH_KEY_FILE": func(t *testing.T) []byte { _, key := newKey(t); return key },
+		"UNRAID_SSH_KNOWN_HOSTS_FILE": func(t *testing.T) []byte {
+			host, _ := newKey(t)
+			return []byte(knownhosts.Line([]string{"127.0.0.1:1"}, host) + "\n")
+		},
 	}
 }
 
@@ -75,6 +113,13 @@ func Tools(t *testing.T, s Service) ([]toolkit.Tool, string) {
 			}
 		}
 		t.Setenv(k, v)
+	}
+	for k, content := range s.Files {
+		path := filepath.Join(t.TempDir(), strings.ToLower(k))
+		if err := os.WriteFile(path, content(t), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv(k, path)
 	}
 	var got struct {
 		fx.In
