@@ -172,3 +172,58 @@ func TestMalformedPreviewFactsAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// A write called by name through the discovery endpoint is decided on its
+// preview facts exactly as on /mcp: facts raise the approval, the answer
+// shows them, the ticket keeps them, and a confirm whose recomputed facts
+// differ applies nothing.
+func TestPreviewFactsRaiseTheApprovalThroughDiscovery(t *testing.T) {
+	svc := &factsService{}
+	g := gatewaytest.Start(t, gatewaytest.Options{
+		Service: "homeassistant", AllowWrites: true,
+		Tools: []toolkit.Tool{svc.tool("ha_HassTurnOn")},
+	})
+	d := g.ClientAt("openwebui", "ann@example.org", "/mcp/discover")
+	via := func(args map[string]any) (map[string]any, bool) {
+		return gatewaytest.Call(t, d, "toolgate_call_tool", map[string]any{"name": "ha_HassTurnOn", "arguments": args})
+	}
+
+	svc.set(haFacts("light"))
+	if got, isErr := via(map[string]any{"name": "kitchen"}); isErr || got["status"] != "applied" || svc.applied != 1 {
+		t.Fatalf("lights: %v (applied %d)", got, svc.applied)
+	}
+
+	svc.set(haFacts("light", "lock"))
+	got, isErr := via(map[string]any{"name": "front door"})
+	if isErr || got["status"] != "confirmation_required" || got["approval"] != "human" ||
+		!strings.Contains(got["reason"].(string), "would operate a lock") || svc.applied != 1 {
+		t.Fatalf("a lock through discovery: %v (applied %d)", got, svc.applied)
+	}
+	if facts, _ := got["facts"].(map[string]any); facts == nil || !strings.Contains(strings.Join(toStrings(facts["domains"]), ","), "lock") {
+		t.Errorf("the preview does not show its facts: %v", got["facts"])
+	}
+	tk, ok := g.App.Tickets.Get(got["ticket"].(string))
+	if !ok || !strings.Contains(string(tk.Facts), `"lock"`) || string(tk.Approval) != "human" {
+		t.Fatalf("ticket %+v (stored %v)", tk, ok)
+	}
+
+	svc.set(haFacts("switch"))
+	got, _ = via(map[string]any{"name": "porch"})
+	ticket := got["ticket"].(string)
+	svc.set(haFacts("switch", "lock"))
+	got, isErr = via(map[string]any{"name": "porch", "confirm": true, "ticket": ticket})
+	if !isErr || !strings.Contains(errMessage(got), "scope changed") || svc.applied != 1 {
+		t.Fatalf("confirm with changed facts through discovery: %v (applied %d)", got, svc.applied)
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	if list, ok := v.([]any); ok {
+		for _, x := range list {
+			s, _ := x.(string)
+			out = append(out, s)
+		}
+	}
+	return out
+}
