@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/services/ersatztv/fakeersatztv"
 	"github.com/toolgate/toolgate/services/ersatztv/tools"
+	"github.com/toolgate/toolgate/services/gateway/app"
 	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
 )
 
@@ -134,67 +135,35 @@ func catalogBody(t *testing.T, g *gatewaytest.Gateway, path string) ([]byte, []s
 	return body, names
 }
 
-// Toolsets proposes how to split /mcp/ersatztv with writes on into
-// endpoints of at most 12 KB, each with the reads its task needs (for the
-// gateway's named toolsets).
-var Toolsets = map[string][]string{
-	"ersatztv-read": {"ersatztv_get_channel", "ersatztv_get_collection", "ersatztv_get_collection_items", "ersatztv_get_ffmpeg_profile",
-		"ersatztv_get_jellyfin_libraries", "ersatztv_get_library_scan_status", "ersatztv_get_playout", "ersatztv_get_playout_items",
-		"ersatztv_get_resolution_by_name", "ersatztv_get_schedule", "ersatztv_get_schedule_items", "ersatztv_get_smart_collection",
-		"ersatztv_get_version", "ersatztv_list_channels", "ersatztv_list_collections", "ersatztv_list_ffmpeg_profiles",
-		"ersatztv_list_local_libraries", "ersatztv_list_media_sources", "ersatztv_list_playouts", "ersatztv_list_schedules",
-		"ersatztv_list_sessions", "ersatztv_list_smart_collections", "ersatztv_search", "ersatztv_search_all_items", "ersatztv_search_artists"},
-	"ersatztv-collections": {"ersatztv_create_collection", "ersatztv_update_collection", "ersatztv_delete_collection", "ersatztv_add_collection_items",
-		"ersatztv_remove_collection_item", "ersatztv_update_collection_custom_order", "ersatztv_create_smart_collection",
-		"ersatztv_update_smart_collection", "ersatztv_delete_smart_collection",
-		"ersatztv_list_collections", "ersatztv_get_collection_items", "ersatztv_search_all_items", "ersatztv_list_smart_collections"},
-	"ersatztv-channels": {"ersatztv_create_channel", "ersatztv_update_channel", "ersatztv_reset_channel_playout", "ersatztv_delete_channel",
-		"ersatztv_list_channels", "ersatztv_get_channel", "ersatztv_list_playouts", "ersatztv_list_ffmpeg_profiles"},
-	"ersatztv-schedules": {"ersatztv_create_schedule", "ersatztv_update_schedule", "ersatztv_delete_schedule", "ersatztv_create_playout",
-		"ersatztv_update_playout", "ersatztv_delete_playout", "ersatztv_list_schedules", "ersatztv_get_schedule", "ersatztv_list_playouts", "ersatztv_get_playout"},
-	"ersatztv-libraries": {"ersatztv_enable_jellyfin_library_sync", "ersatztv_refresh_jellyfin_libraries", "ersatztv_scan_jellyfin_collections",
-		"ersatztv_scan_library", "ersatztv_list_media_sources", "ersatztv_get_jellyfin_libraries", "ersatztv_list_local_libraries",
-		"ersatztv_get_library_scan_status"},
-}
-
-// The proposed toolsets cover every tool, and each one's tools/list (the
-// gateway's very tool definitions, writes on) fits the budget.
-func TestProposedToolsetsFitTheBudget(t *testing.T) {
-	st := startStack(t, "v1", true)
-	body, names := catalogBody(t, st.g, "/mcp/ersatztv")
-	var res struct {
-		Result struct {
-			Tools []json.RawMessage `json:"tools"`
-		} `json:"result"`
+// With writes on, /mcp/ersatztv (v1) is over the budget, so the gateway
+// splits it into default toolsets (app.DefaultToolsets): each fits, and
+// together they offer every tool, in either API's mode.
+func TestDefaultToolsetsFitTheBudget(t *testing.T) {
+	sets := app.DefaultToolsetsOf([]string{"ersatztv"})
+	if len(sets) == 0 {
+		t.Fatal("the gateway defines no ersatztv toolsets")
 	}
-	if err := json.Unmarshal(body, &res); err != nil {
-		t.Fatal(err)
-	}
-	defs := map[string]json.RawMessage{}
-	for i, raw := range res.Result.Tools {
-		defs[names[i]] = raw
-	}
-	covered := map[string]bool{}
-	for name, tools := range Toolsets {
-		var parts [][]byte
-		for _, tool := range tools {
-			def, ok := defs[tool]
-			if !ok {
-				t.Fatalf("%s names unknown tool %s", name, tool)
+	for _, mode := range []string{"v1", "legacy"} {
+		t.Run(mode, func(t *testing.T) {
+			st := startStack(t, mode, true)
+			_, all := catalog(t, st.g, "/mcp/ersatztv")
+			covered := map[string]bool{}
+			for _, ts := range sets {
+				size, names := catalog(t, st.g, "/mcp/"+ts.Name)
+				t.Logf("/mcp/%s (%s, writes on): %d tools, %d bytes", ts.Name, mode, len(names), size)
+				if size > catalogBudget {
+					t.Errorf("/mcp/%s is %d bytes, over the budget", ts.Name, size)
+				}
+				for _, n := range names {
+					covered[n] = true
+				}
 			}
-			covered[tool] = true
-			parts = append(parts, def)
-		}
-		list := append(append([]byte(`{"jsonrpc":"2.0","id":2,"result":{"tools":[`), bytes.Join(parts, []byte(","))...), "]}}"...)
-		t.Logf("/mcp/%s: %d tools, %d bytes", name, len(tools), len(list))
-		if len(list) > catalogBudget {
-			t.Errorf("/mcp/%s is %d bytes, over the budget", name, len(list))
-		}
-	}
-	for _, n := range names {
-		if !covered[n] {
-			t.Errorf("no toolset offers %s", n)
-		}
+			for _, n := range all {
+				if !covered[n] {
+					t.Errorf("no toolset offers %s", n)
+				}
+			}
+		})
 	}
 }
 
