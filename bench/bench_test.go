@@ -21,7 +21,8 @@ func TestMain(m *testing.M) {
 // TestQuickRunMeasuresEveryRow runs the whole bench in its smoke mode (a few
 // hundred calls) so it cannot rot: every process starts, every row gets its
 // samples, every call succeeded (Run fails on any refused call), and the
-// gateways' memory is read.
+// gateways' memory is read. It compares the repository's gateway with
+// itself (-before), so the comparison mode cannot rot either.
 func TestQuickRunMeasuresEveryRow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts the whole stack")
@@ -31,7 +32,7 @@ func TestQuickRunMeasuresEveryRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := QuickConfig(DefaultConfig())
-	cfg.Repo = repo
+	cfg.Repo, cfg.Before = repo, repo
 	if _, err := opaBinary(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
@@ -63,9 +64,10 @@ func TestQuickRunMeasuresEveryRow(t *testing.T) {
 			}
 		}
 	}
-	wantGateways := 3
+	// Per variant: embedded in front of each service, and the sidecar's.
+	wantGateways := 2 * 4
 	if cfg.NoSidecar {
-		wantGateways = 2
+		wantGateways = 2 * 2
 	}
 	if len(rep.RSS) != wantGateways {
 		t.Errorf("RSS readings: %+v", rep.RSS)
@@ -75,8 +77,16 @@ func TestQuickRunMeasuresEveryRow(t *testing.T) {
 			t.Errorf("RSS %s: %d bytes", m.Label, m.Bytes)
 		}
 	}
+	for _, g := range rep.Groups {
+		for _, want := range []string{"gateway /mcp/demo, embedded policy", "before: gateway /mcp/demo, embedded policy", "gateway /mcp, embedded policy", "before: gateway /mcp, embedded policy"} {
+			if !slices.ContainsFunc(g.Rows, func(r Row) bool { return r.Name == want }) {
+				t.Errorf("%s: no row %q", g.Title, want)
+			}
+		}
+	}
 	md := rep.Markdown()
-	for _, want := range []string{"| bare reverse proxy |", "| gateway /mcp/demo, embedded policy |", "added p50 over proxy", "Gateway memory"} {
+	for _, want := range []string{"| bare reverse proxy |", "| gateway /mcp/demo, embedded policy |", "| before: gateway /mcp/demo, embedded policy |",
+		"added p50 over proxy", "Gateway memory", "before: gateway built from", "load average"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

@@ -9,6 +9,8 @@
 //
 //	go run ./bench              # the full run behind docs/performance.md
 //	go run ./bench -quick       # a smoke run of a few hundred calls
+//	go run ./bench -before DIR  # also the gateway of another checkout
+//	                            # (git worktree add DIR <commit>), same rounds
 //
 // It prints p50/p99, what each target adds over the direct call and over
 // the bare proxy, calls/s at 1 and 16 clients, and the gateway's RSS after
@@ -39,6 +41,7 @@ func main() {
 	flag.IntVar(&cfg.Soak, "soak", cfg.Soak, "calls from all clients before each RSS reading (0: no soak)")
 	flag.IntVar(&cfg.SoakRuns, "soak-runs", cfg.SoakRuns, "how often the soak repeats (RSS growth)")
 	flag.BoolVar(&cfg.NoSidecar, "no-sidecar", false, "skip the OPA sidecar rows")
+	flag.StringVar(&cfg.Before, "before", "", "another checkout (e.g. a git worktree of an older commit) whose gateway is measured beside this one, in the same rounds")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the work directory (logs, audit lines)")
 	flag.Parse()
 	if *quick {

@@ -10,8 +10,13 @@ import (
 // Report is what a run measured.
 type Report struct {
 	Config Config
-	Groups []Group
-	RSS    []RSSReading
+	// Gateways names the commit each measured gateway was built from.
+	Gateways []string
+	// LoadStart and LoadEnd are the machine's load averages (1, 5, 15
+	// minutes) when the measuring began and ended.
+	LoadStart, LoadEnd string
+	Groups             []Group
+	RSS                []RSSReading
 }
 
 // Group is the rows of one kind of call, each compared with the group's
@@ -101,6 +106,10 @@ func (r *Report) Markdown() string {
 	c := r.Config
 	fmt.Fprintf(&b, "%d interleaved rounds; per round and target %d sequential calls on one session, then %d clients × %d calls at once.\n\n",
 		c.Rounds, c.Calls, c.Clients, c.PerClient)
+	for _, g := range r.Gateways {
+		fmt.Fprintf(&b, "- %s\n", g)
+	}
+	fmt.Fprintf(&b, "- load average (1, 5, 15 min) at the start: %s; at the end: %s\n\n", r.LoadStart, r.LoadEnd)
 	var goals []string
 	for _, g := range r.Groups {
 		direct, _ := g.Baseline(kindDirect)

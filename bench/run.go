@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,6 +30,10 @@ type Config struct {
 	Soak      int // calls from all clients before each RSS reading
 	SoakRuns  int
 	NoSidecar bool
+	// Before is another checkout (e.g. a git worktree of an older commit)
+	// whose gateway is measured beside this repository's, in the same
+	// rounds; services, proxies and client stay this repository's.
+	Before string
 	// Keep leaves the work directory (logs, audit lines) in place.
 	Keep bool
 }
@@ -71,6 +76,9 @@ type target struct {
 	// thousands of tickets.
 	preview bool
 	proc    *proc // the gateway, for RSS
+	// soak names the gateway when this row is the one its RSS soak runs
+	// on (one per gateway variant).
+	soak string
 
 	lat    []time.Duration
 	seqCPS []float64
@@ -95,7 +103,12 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 		return nil, err
 	}
 	hc := newHTTPClient()
-	rep := &Report{Config: cfg}
+	rep := &Report{Config: cfg, LoadStart: loadAverage()}
+	for _, g := range gateways {
+		if !slices.Contains(rep.Gateways, g.rev) {
+			rep.Gateways = append(rep.Gateways, g.rev)
+		}
+	}
 	if err := measure(ctx, cfg, hc, targets, log); err != nil {
 		return nil, err
 	}
@@ -103,16 +116,25 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 		rep.rss(g.label+", after the rounds", g.proc)
 	}
 	if cfg.Soak > 0 {
-		soakTarget := targets[slices.IndexFunc(targets, func(t *target) bool { return t.kind == kindGateway })]
-		for i := range cfg.SoakRuns {
-			fmt.Fprintf(log, "soak %d/%d: %d calls from %d clients to %s\n", i+1, cfg.SoakRuns, cfg.Soak, cfg.Clients, soakTarget.name)
-			cps, err := soak(ctx, hc, soakTarget, cfg.Clients, cfg.Soak)
-			if err != nil {
-				return nil, fmt.Errorf("soak: %w", err)
+		var soaked []*target
+		for _, t := range targets {
+			if t.soak != "" {
+				soaked = append(soaked, t)
 			}
-			rep.rss(fmt.Sprintf("%s, after soak %d (%d calls, %.0f calls/s)", gateways[0].label, i+1, cfg.Soak, cps), soakTarget.proc)
+		}
+		// Run i of every variant before run i+1 of any: the same noise.
+		for i := range cfg.SoakRuns {
+			for _, t := range soaked {
+				fmt.Fprintf(log, "soak %d/%d: %d calls from %d clients to %s\n", i+1, cfg.SoakRuns, cfg.Soak, cfg.Clients, t.name)
+				cps, err := soak(ctx, hc, t, cfg.Clients, cfg.Soak)
+				if err != nil {
+					return nil, fmt.Errorf("soak: %w", err)
+				}
+				rep.rss(fmt.Sprintf("%s, after soak %d (%d calls, %.0f calls/s)", t.soak, i+1, cfg.Soak, cps), t.proc)
+			}
 		}
 	}
+	rep.LoadEnd = loadAverage()
 	for _, t := range targets {
 		for _, s := range t.par {
 			s.close(ctx)
@@ -124,24 +146,59 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 
 type gatewayProc struct {
 	label string
+	rev   string // "after: <commit>" or "before: <commit>"
 	proc  *proc
 }
 
+// loadAverage is /proc/loadavg's 1, 5 and 15 minute figures: the bench
+// shares its cores, and the report says how busy they were.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// variant is one gateway build: this repository's, or with -before an
+// older checkout's, measured in the same rounds so that noise on the
+// shared cores hits both alike.
+type variant struct {
+	prefix string // "" for this repository's gateway, "before: " for the other
+	repo   string // where the gateway is built and its sidecar's compose is read
+	rev    string // the checkout's commit, for the report
+	bin    string
+}
+
 // setUp builds the binaries and starts: the echo service, the demo service
-// (writes on), a bare proxy in front of each, a gateway with the embedded
-// policy in front of each, and, unless turned off, OPA as compose runs it
-// with a gateway in remote mode in front of the echo service.
+// (writes on), a bare proxy in front of each, and for each gateway variant
+// a gateway with the embedded policy in front of each service and, unless
+// turned off, OPA as that checkout's compose runs it with a gateway in
+// remote mode in front of each service.
 func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target, []gatewayProc, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, nil, err
 	}
-	gatewayBin, demoBin := filepath.Join(st.dir, "gateway"), filepath.Join(st.dir, "demo")
+	variants := []*variant{{repo: cfg.Repo}}
+	if cfg.Before != "" {
+		variants = append(variants, &variant{prefix: "before: ", repo: cfg.Before})
+	}
+	demoBin := filepath.Join(st.dir, "demo")
 	fmt.Fprintln(log, "building the gateway and the demo service")
-	for pkg, out := range map[string]string{"./services/gateway": gatewayBin, "./services/demo": demoBin} {
-		if err := build(ctx, cfg.Repo, pkg, out); err != nil {
+	if err := build(ctx, cfg.Repo, "./services/demo", demoBin); err != nil {
+		return nil, nil, err
+	}
+	for i, v := range variants {
+		v.bin = filepath.Join(st.dir, fmt.Sprintf("gateway-%d", i))
+		if err := build(ctx, v.repo, "./services/gateway", v.bin); err != nil {
 			return nil, nil, err
 		}
+		v.rev = revision(ctx, v.repo)
 	}
 	serviceToken := "bench-service-token-0123456789abcdef"
 	svcTokenFile, err := st.secretFile("service_token", serviceToken)
@@ -169,13 +226,15 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	if err != nil {
 		return nil, nil, err
 	}
-	// One reading client, and a fresh client per round for each preview
-	// row.
+	// One reading client, and a fresh client per preview row and round:
+	// one client may hold only so many open tickets.
 	var lines []string
 	bearer := map[string]string{}
 	clientNames := []string{"bench"}
-	for r := range cfg.Rounds {
-		clientNames = append(clientNames, fmt.Sprintf("bench-preview-%d", r))
+	for row := range maxPreviewRows {
+		for r := range cfg.Rounds {
+			clientNames = append(clientNames, previewClient(row, r))
+		}
 	}
 	for _, n := range clientNames {
 		tok, line, err := auth.NewToken(n, []string{"users"}, auth.UserNone)
@@ -190,26 +249,33 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	}
 
 	addrs := map[string]string{}
-	for _, n := range []string{"echo", "demo", "echo-proxy", "demo-proxy", "gw-echo", "gw-demo", "gw-sidecar", "opa"} {
+	names := []string{"echo", "demo", "echo-proxy", "demo-proxy"}
+	for i := range variants {
+		for _, n := range []string{"gw-echo", "gw-demo", "opa", "gw-sidecar-echo", "gw-sidecar-demo"} {
+			names = append(names, fmt.Sprintf("%s-%d", n, i))
+		}
+	}
+	for _, n := range names {
 		if addrs[n], err = freeAddr(); err != nil {
 			return nil, nil, err
 		}
 	}
-	health := func(name string) string { return "http://" + addrs[name] + "/healthz" }
-	mcpURL := func(name, path string) string { return "http://" + addrs[name] + path }
+	addr := func(name string) string { return addrs[name] }
+	health := func(name string) string { return "http://" + addr(name) + "/healthz" }
+	mcpURL := func(name, path string) string { return "http://" + addr(name) + path }
 
 	fmt.Fprintln(log, "starting the services and the proxies")
-	if _, err := st.start(ctx, "echo", self, nil, []string{roleEnv + "=" + roleEcho, listenEnv + "=" + addrs["echo"]}, health("echo")); err != nil {
+	if _, err := st.start(ctx, "echo", self, nil, []string{roleEnv + "=" + roleEcho, listenEnv + "=" + addr("echo")}, health("echo")); err != nil {
 		return nil, nil, err
 	}
 	if _, err := st.start(ctx, "demo", demoBin, nil, []string{
-		"TOOLGATE_LISTEN=" + addrs["demo"], "TOOLGATE_SERVICE_TOKEN_FILE=" + svcTokenFile,
+		"TOOLGATE_LISTEN=" + addr("demo"), "TOOLGATE_SERVICE_TOKEN_FILE=" + svcTokenFile,
 		"TOOLGATE_APPROVAL_KEY_FILE=" + demoKeyFile, "DEMO_ALLOW_WRITES=true",
 	}, health("demo")); err != nil {
 		return nil, nil, err
 	}
 	for _, svc := range []string{"echo", "demo"} {
-		env := []string{roleEnv + "=" + roleProxy, listenEnv + "=" + addrs[svc+"-proxy"], targetEnv + "=http://" + addrs[svc]}
+		env := []string{roleEnv + "=" + roleProxy, listenEnv + "=" + addr(svc+"-proxy"), targetEnv + "=http://" + addr(svc)}
 		if _, err := st.start(ctx, svc+"-proxy", self, nil, env, health(svc+"-proxy")); err != nil {
 			return nil, nil, err
 		}
@@ -217,7 +283,7 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 
 	gatewayEnv := func(name, service string, policy ...string) []string {
 		return append([]string{
-			"TOOLGATE_LISTEN=" + addrs[name],
+			"TOOLGATE_LISTEN=" + addr(name),
 			"TOOLGATE_ADMIN_LISTEN=127.0.0.1:0",
 			"TOOLGATE_CLIENT_TOKENS_FILE=" + tokensFile,
 			"TOOLGATE_APPROVAL_KEY_FILE=" + keyFile,
@@ -230,41 +296,14 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 			"TOOLGATE_SERVICE_CONCURRENCY=64",
 		}, policy...)
 	}
-	fmt.Fprintln(log, "starting the gateways")
-	gwEcho, err := st.start(ctx, "gw-echo", gatewayBin, nil, gatewayEnv("gw-echo", "echo", "POLICY_MODE=embedded"), health("gw-echo"))
-	if err != nil {
-		return nil, nil, err
-	}
-	gwDemo, err := st.start(ctx, "gw-demo", gatewayBin, nil, gatewayEnv("gw-demo", "demo", "POLICY_MODE=embedded"), health("gw-demo"))
-	if err != nil {
-		return nil, nil, err
-	}
-	gateways := []gatewayProc{{"gateway (embedded policy) in front of the echo service", gwEcho}, {"gateway (embedded policy) in front of services/demo", gwDemo}}
-	var gwSidecar *proc
-	if !cfg.NoSidecar {
-		opa, err := opaBinary()
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w; or run with -no-sidecar", err)
-		}
-		args, err := sidecarArgs(cfg.Repo, addrs["opa"])
-		if err != nil {
-			return nil, nil, err
-		}
-		opaEnv := []string{policies.SidecarTokenHashEnv + "=" + policies.SidecarTokenHash([]byte(policyToken))}
-		if _, err := st.start(ctx, "opa", opa, args, opaEnv, "http://"+addrs["opa"]+"/health", "Authorization", "Bearer "+policyToken); err != nil {
-			return nil, nil, err
-		}
-		gwSidecar, err = st.start(ctx, "gw-sidecar", gatewayBin, nil,
-			gatewayEnv("gw-sidecar", "echo", "POLICY_MODE=remote", "POLICY_URL=http://"+addrs["opa"], "TOOLGATE_POLICY_TOKEN_FILE="+policyTokenFile), health("gw-sidecar"))
-		if err != nil {
-			return nil, nil, err
-		}
-		gateways = append(gateways, gatewayProc{"gateway (OPA sidecar) in front of the echo service", gwSidecar})
-	}
-
 	reader := func(int) string { return bearer["bench"] }
 	service := func(int) string { return serviceToken }
-	previewer := func(r int) string { return bearer[fmt.Sprintf("bench-preview-%d", r)] }
+	previewRow := 0
+	previewer := func() func(int) string {
+		row := previewRow
+		previewRow++
+		return func(r int) string { return bearer[previewClient(row, r)] }
+	}
 	echoArgs := json.RawMessage(`{"text":"benchmark"}`)
 	addArgs := json.RawMessage(`{"amount":1}`)
 	const (
@@ -275,29 +314,113 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	targets := []*target{
 		{group: gEcho, name: "service directly", kind: kindDirect, url: mcpURL("echo", "/mcp"), token: service},
 		{group: gEcho, name: "bare reverse proxy", kind: kindProxy, url: mcpURL("echo-proxy", "/mcp"), token: service},
-		{group: gEcho, name: "gateway /mcp/demo, embedded policy", kind: kindGateway, url: mcpURL("gw-echo", "/mcp/demo"), token: reader, proc: gwEcho},
-		{group: gEcho, name: "gateway /mcp, embedded policy", kind: kindGateway, url: mcpURL("gw-echo", "/mcp"), token: reader, proc: gwEcho},
+		{group: gDemo, name: "service directly", kind: kindDirect, url: mcpURL("demo", "/mcp"), token: service},
+		{group: gDemo, name: "bare reverse proxy", kind: kindProxy, url: mcpURL("demo-proxy", "/mcp"), token: service},
+		{group: gPreview, name: "service directly", kind: kindDirect, url: mcpURL("demo", "/mcp"), token: service, preview: true},
+		{group: gPreview, name: "bare reverse proxy", kind: kindProxy, url: mcpURL("demo-proxy", "/mcp"), token: service, preview: true},
 	}
-	if gwSidecar != nil {
+	var gateways []gatewayProc
+	for i, v := range variants {
+		fmt.Fprintf(log, "starting the gateways built from %s\n", v.rev)
+		name := func(n string) string { return fmt.Sprintf("%s-%d", n, i) }
+		rev := "gateway built from " + v.rev
+		if v.prefix != "" {
+			rev = strings.TrimSuffix(v.prefix, ": ") + ": " + rev
+		}
+		gwEcho, err := st.start(ctx, name("gw-echo"), v.bin, nil, gatewayEnv(name("gw-echo"), "echo", "POLICY_MODE=embedded"), health(name("gw-echo")))
+		if err != nil {
+			return nil, nil, err
+		}
+		gwDemo, err := st.start(ctx, name("gw-demo"), v.bin, nil, gatewayEnv(name("gw-demo"), "demo", "POLICY_MODE=embedded"), health(name("gw-demo")))
+		if err != nil {
+			return nil, nil, err
+		}
+		gateways = append(gateways,
+			gatewayProc{v.prefix + "gateway (embedded policy) in front of the echo service", rev, gwEcho},
+			gatewayProc{v.prefix + "gateway (embedded policy) in front of services/demo", rev, gwDemo})
+		gw := func(group, label, gwName string, p *proc, path string, preview bool) *target {
+			token := reader
+			if preview {
+				token = previewer()
+			}
+			return &target{group: group, name: v.prefix + label, kind: kindGateway, url: mcpURL(gwName, path), token: token, proc: p, preview: preview}
+		}
+		soak := gw(gEcho, "gateway /mcp/demo, embedded policy", name("gw-echo"), gwEcho, "/mcp/demo", false)
+		soak.soak = v.prefix + "gateway (embedded policy) in front of the echo service"
 		targets = append(targets,
-			&target{group: gEcho, name: "gateway /mcp/demo, OPA sidecar", kind: kindGateway, url: mcpURL("gw-sidecar", "/mcp/demo"), token: reader, proc: gwSidecar})
+			soak,
+			gw(gEcho, "gateway /mcp, embedded policy", name("gw-echo"), gwEcho, "/mcp", false),
+			gw(gDemo, "gateway /mcp/demo, embedded policy", name("gw-demo"), gwDemo, "/mcp/demo", false),
+			gw(gDemo, "gateway /mcp, embedded policy", name("gw-demo"), gwDemo, "/mcp", false),
+			gw(gPreview, "gateway /mcp/demo, embedded policy", name("gw-demo"), gwDemo, "/mcp/demo", true),
+			gw(gPreview, "gateway /mcp, embedded policy", name("gw-demo"), gwDemo, "/mcp", true),
+		)
+		if cfg.NoSidecar {
+			continue
+		}
+		opa, err := opaBinary()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w; or run with -no-sidecar", err)
+		}
+		args, err := sidecarArgs(v.repo, addr(name("opa")))
+		if err != nil {
+			return nil, nil, err
+		}
+		opaEnv := []string{policies.SidecarTokenHashEnv + "=" + policies.SidecarTokenHash([]byte(policyToken))}
+		if _, err := st.start(ctx, name("opa"), opa, args, opaEnv, "http://"+addr(name("opa"))+"/health", "Authorization", "Bearer "+policyToken); err != nil {
+			return nil, nil, err
+		}
+		remote := []string{"POLICY_MODE=remote", "POLICY_URL=http://" + addr(name("opa")), "TOOLGATE_POLICY_TOKEN_FILE=" + policyTokenFile}
+		scEcho, err := st.start(ctx, name("gw-sidecar-echo"), v.bin, nil, gatewayEnv(name("gw-sidecar-echo"), "echo", remote...), health(name("gw-sidecar-echo")))
+		if err != nil {
+			return nil, nil, err
+		}
+		scDemo, err := st.start(ctx, name("gw-sidecar-demo"), v.bin, nil, gatewayEnv(name("gw-sidecar-demo"), "demo", remote...), health(name("gw-sidecar-demo")))
+		if err != nil {
+			return nil, nil, err
+		}
+		gateways = append(gateways,
+			gatewayProc{v.prefix + "gateway (OPA sidecar) in front of the echo service", rev, scEcho},
+			gatewayProc{v.prefix + "gateway (OPA sidecar) in front of services/demo", rev, scDemo})
+		targets = append(targets,
+			gw(gEcho, "gateway /mcp/demo, OPA sidecar", name("gw-sidecar-echo"), scEcho, "/mcp/demo", false),
+			gw(gEcho, "gateway /mcp, OPA sidecar", name("gw-sidecar-echo"), scEcho, "/mcp", false),
+			gw(gPreview, "gateway /mcp/demo, OPA sidecar", name("gw-sidecar-demo"), scDemo, "/mcp/demo", true),
+		)
 	}
-	targets = append(targets,
-		&target{group: gDemo, name: "service directly", kind: kindDirect, url: mcpURL("demo", "/mcp"), token: service},
-		&target{group: gDemo, name: "bare reverse proxy", kind: kindProxy, url: mcpURL("demo-proxy", "/mcp"), token: service},
-		&target{group: gDemo, name: "gateway /mcp/demo, embedded policy", kind: kindGateway, url: mcpURL("gw-demo", "/mcp/demo"), token: reader, proc: gwDemo},
-		&target{group: gDemo, name: "gateway /mcp, embedded policy", kind: kindGateway, url: mcpURL("gw-demo", "/mcp"), token: reader, proc: gwDemo},
-		&target{group: gPreview, name: "service directly", kind: kindDirect, url: mcpURL("demo", "/mcp"), token: service, preview: true},
-		&target{group: gPreview, name: "bare reverse proxy", kind: kindProxy, url: mcpURL("demo-proxy", "/mcp"), token: service, preview: true},
-		&target{group: gPreview, name: "gateway /mcp/demo, embedded policy", kind: kindGateway, url: mcpURL("gw-demo", "/mcp/demo"), token: previewer, proc: gwDemo, preview: true},
-	)
 	for _, t := range targets {
 		t.tool, t.args = "demo_echo", echoArgs
 		if t.preview {
 			t.tool, t.args = "demo_counter_add", addArgs
 		}
 	}
+	// Rows in group order, this repository's gateway before the other.
+	slices.SortStableFunc(targets, func(a, b *target) int {
+		return slices.Index([]string{gEcho, gDemo, gPreview}, a.group) - slices.Index([]string{gEcho, gDemo, gPreview}, b.group)
+	})
 	return targets, gateways, nil
+}
+
+// maxPreviewRows bounds the preview rows (3 per gateway variant), each of
+// which has its own client per round.
+const maxPreviewRows = 6
+
+func previewClient(row, round int) string { return fmt.Sprintf("bench-preview-%d-%d", row, round) }
+
+// revision names a checkout's commit ("unknown" outside git).
+func revision(ctx context.Context, repo string) string {
+	out, err := exec.CommandContext(ctx, "git", "-C", repo, "log", "-1", "--format=%h %s").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return truncateLine(strings.TrimSpace(string(out)), 80)
+}
+
+func truncateLine(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // measure warms every target up and runs the interleaved rounds.
