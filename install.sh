@@ -31,9 +31,9 @@ build=true
 profiles=()
 env_file=$root/.env
 # Services whose profile turns on when secrets/<name>.env exists (unraid-ssh turns on profile extended).
-known_services=(arr frigate ersatztv homeassistant unraid unraid-ssh)
+known_services=(arr frigate ersatztv tuliprox homeassistant unraid unraid-ssh)
 # Services with write tools: each gets its own approval key.
-write_services=(arr ersatztv homeassistant unraid demo)
+write_services=(arr ersatztv tuliprox homeassistant unraid demo)
 compose_version=v2.40.3
 
 usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -166,8 +166,8 @@ done < <(find secrets.example -type f -print0)
 
 run mkdir -p "$secrets_dir/demo"
 for name in gateway/admin_token gateway/approval_key gateway/user_jwt_secret gateway/policy_token gateway/service_token_web gateway/service_token_arr \
-	gateway/service_token_frigate gateway/service_token_ersatztv gateway/service_token_homeassistant gateway/service_token_unraid gateway/service_token_unraid-ssh gateway/service_token_demo \
-	demo/api_key demo/frigate_password demo/ha_token demo/unraid_api_key; do
+	gateway/service_token_frigate gateway/service_token_ersatztv gateway/service_token_tuliprox gateway/service_token_homeassistant gateway/service_token_unraid gateway/service_token_unraid-ssh gateway/service_token_demo \
+	demo/api_key demo/frigate_password demo/ha_token demo/unraid_api_key demo/tuliprox_username demo/tuliprox_password; do
 	f=$secrets_dir/$name
 	if [ ! -s "$f" ]; then
 		new_file "$f"
@@ -323,7 +323,7 @@ say "toolgate is up. MCP URLs (Streamable HTTP), reachable from containers on th
 endpoints=(web)
 for p in "${profiles[@]}"; do
 	case $p in
-	demo) endpoints+=(arr frigate ersatztv homeassistant unraid demo) ;;
+	demo) endpoints+=(arr frigate ersatztv tuliprox homeassistant unraid demo) ;;
 	extended) endpoints+=(unraid-ssh) ;;
 	*) endpoints+=("$p") ;;
 	esac

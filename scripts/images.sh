@@ -16,7 +16,7 @@ declare -A pkgs=(
 	[demo]=./services/demo
 	[probe]=./compose/e2e/probe
 )
-for optional in web arr frigate ersatztv homeassistant unraid unraid-ssh fakes; do
+for optional in web arr frigate ersatztv tuliprox homeassistant unraid unraid-ssh fakes; do
 	[ -f "services/$optional/main.go" ] && pkgs[$optional]=./services/$optional
 done
 

@@ -112,10 +112,10 @@ func TestStack(t *testing.T) {
 
 	// Every container but the gateway, by name and by address: none may
 	// be reachable from the clients network.
-	targets := []string{"arr:8000", "frigate:8000", "ersatztv:8000", "unraid:8000", "tower:8880", "sonarr:8989", "nvr:5000", "etv:8409", "searxng:8080"}
+	targets := []string{"arr:8000", "frigate:8000", "ersatztv:8000", "unraid:8000", "tower:8880", "tuliprox:8000", "tuliprox-app:8901", "sonarr:8989", "nvr:5000", "etv:8409", "searxng:8080"}
 	// The policy sidecar by every name and address a neighbour could try.
 	policyURLs := []string{"http://policy:8181"}
-	for svc, port := range map[string]string{"policy": "8181", "demo": "8000", "web": "8000", "arr-demo": "8000", "frigate-demo": "8000", "ersatztv-demo": "8000", "unraid-demo": "8000", "fakes": "8989"} {
+	for svc, port := range map[string]string{"policy": "8181", "demo": "8000", "web": "8000", "arr-demo": "8000", "frigate-demo": "8000", "ersatztv-demo": "8000", "unraid-demo": "8000", "tuliprox-demo": "8000", "fakes": "8989"} {
 		targets = append(targets, svc+":"+port)
 		ips, err := run(ctx, "docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", project+"-"+svc+"-1")
 		if err != nil {
@@ -145,7 +145,8 @@ func TestStack(t *testing.T) {
 			"-read", `demo_echo={"text":"` + planted + `"}`}, policyFlags(
 			// One read per service, each answered by its fake upstream.
 			"-read", "sonarr_series_list={}", "-read", "radarr_movie_list={}", "-read", "prowlarr_indexer_list={}",
-			"-read", "frigate_list_cameras={}", "-read", "ersatztv_list_playouts={}", "-read", `web_search={"query":"nimbus nas 3.2"}`,
+			"-read", "frigate_list_cameras={}", "-read", "ersatztv_list_playouts={}", "-read", "tuliprox_list_playlist_sources={}",
+			"-read", `web_search={"query":"nimbus nas 3.2"}`,
 			"-read", `web_fetch={"url":"http://searxng:8080/pages/nimbus-3-2-released"}`)...)...)
 		t.Logf("probe:\n%s", out)
 		if err != nil || !strings.Contains(out, "\nPASS") {
@@ -277,7 +278,7 @@ func TestStack(t *testing.T) {
 	t.Run("each service holds only its own approval key", func(t *testing.T) {
 		// Services with write tools get the key derived for them; web and
 		// frigate, which have none, get no key at all.
-		want := map[string]string{"arr-demo": "approval_key_arr", "ersatztv-demo": "approval_key_ersatztv", "homeassistant-demo": "approval_key_homeassistant", "unraid-demo": "approval_key_unraid", "demo": "approval_key_demo", "web": "", "frigate-demo": ""}
+		want := map[string]string{"arr-demo": "approval_key_arr", "ersatztv-demo": "approval_key_ersatztv", "tuliprox-demo": "approval_key_tuliprox", "homeassistant-demo": "approval_key_homeassistant", "unraid-demo": "approval_key_unraid", "demo": "approval_key_demo", "web": "", "frigate-demo": ""}
 		for svc, key := range want {
 			out, err := run(ctx, "docker", "inspect", "-f", `{{range .Mounts}}{{.Source}}>{{.Destination}} {{end}}`, project+"-"+svc+"-1")
 			if err != nil {
@@ -300,7 +301,7 @@ func TestStack(t *testing.T) {
 		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for _, svc := range []string{"gateway", "policy", "demo", "web", "arr-demo", "frigate-demo", "ersatztv-demo", "fakes"} {
+		for _, svc := range []string{"gateway", "policy", "demo", "web", "arr-demo", "frigate-demo", "ersatztv-demo", "tuliprox-demo", "fakes"} {
 			out, err := run(ctx, "docker", "cp", f, project+"-"+svc+"-1:/intruder")
 			if err == nil || !strings.Contains(out, "read-only") {
 				t.Errorf("%s: writing its root filesystem was not refused as read-only: %v %s", svc, err, out)

@@ -9,7 +9,8 @@
 // key), FAKES_FRIGATE_PASSWORD_FILE (the password of Frigate's demo viewer
 // account), FAKES_HA_TOKEN_FILE (Home Assistant's long-lived access token)
 // and FAKES_HA_CONFIG_DIR (the fake Home Assistant's configuration
-// directory, seeded with demo YAML when empty).
+// directory, seeded with demo YAML when empty), FAKES_TULIPROX_USERNAME_FILE
+// and FAKES_TULIPROX_PASSWORD_FILE (the fake Tuliprox's demo operator).
 package main
 
 import (
@@ -33,6 +34,7 @@ import (
 	"github.com/toolgate/toolgate/services/ersatztv/fakeersatztv"
 	"github.com/toolgate/toolgate/services/frigate/fakefrigate"
 	"github.com/toolgate/toolgate/services/homeassistant/fakehass"
+	"github.com/toolgate/toolgate/services/tuliprox/faketuliprox"
 	"github.com/toolgate/toolgate/services/unraid/fakeunraid"
 	"github.com/toolgate/toolgate/services/web/fakesearx"
 )
@@ -46,9 +48,11 @@ const (
 	// unraidPort stands for Unraid\'s web port 80, which a container
 	// without capabilities may not bind everywhere.
 	unraidPort = 8880
+	// tuliproxPort is Tuliprox's default API port (api.port).
+	tuliproxPort = 8901
 )
 
-var ports = []int{fakesonarr.Port, fakeradarr.Port, fakeprowlarr.Port, frigatePort, ersatztvPort, searxngPort, fakehass.Port, unraidPort}
+var ports = []int{fakesonarr.Port, fakeradarr.Port, fakeprowlarr.Port, frigatePort, ersatztvPort, searxngPort, fakehass.Port, unraidPort, tuliproxPort}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
@@ -67,6 +71,7 @@ func run(log *slog.Logger) error {
 	password := string(l.Secret("FAKES_FRIGATE_PASSWORD"))
 	unraidKey := string(l.Secret("FAKES_UNRAID_API_KEY"))
 	ha := homeAssistant{token: string(l.Secret("FAKES_HA_TOKEN")), configDir: l.String("FAKES_HA_CONFIG_DIR", "")}
+	tp := tuliproxUser{name: string(l.Secret("FAKES_TULIPROX_USERNAME")), password: string(l.Secret("FAKES_TULIPROX_PASSWORD"))}
 	if err := l.Err(); err != nil {
 		return err
 	}
@@ -75,7 +80,7 @@ func run(log *slog.Logger) error {
 			return fmt.Errorf("FAKES_HA_CONFIG_DIR: %w", err)
 		}
 	}
-	handlers := fakes(key, password, ha, unraidKey)
+	handlers := fakes(key, password, ha, unraidKey, tp)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	errs := make(chan error, len(handlers))
@@ -107,11 +112,18 @@ func run(log *slog.Logger) error {
 // directory.
 type homeAssistant struct{ token, configDir string }
 
+// tuliproxUser is the fake Tuliprox's demo operator, whose group may also
+// update playlists and GeoIP.
+type tuliproxUser struct{ name, password string }
+
 // fakes returns each fake upstream by its port (Unraid takes unraidKey as an
 // ADMIN key: the demo turns its actions on): the *arr fakes accept key,
 // Frigate's demo viewer logs in with password, Home Assistant takes ha's
-// token.
-func fakes(key, password string, ha homeAssistant, unraidKey string) map[int]http.Handler {
+// token, Tuliprox's demo operator signs in as tp (besides the fake's
+// built-in demo users).
+func fakes(key, password string, ha homeAssistant, unraidKey string, tp tuliproxUser) map[int]http.Handler {
+	tuliproxUsers := faketuliprox.DemoUsers()
+	tuliproxUsers[tp.name] = faketuliprox.User{Password: tp.password, Permissions: tuliproxUsers[faketuliprox.DemoOperator].Permissions}
 	frigate := fakefrigate.New(fakefrigate.Options{
 		Users:          map[string]string{fakefrigate.DemoUser: password},
 		Cameras:        fakefrigate.DemoCameras(),
@@ -127,6 +139,7 @@ func fakes(key, password string, ha homeAssistant, unraidKey string) map[int]htt
 		searxngPort:       fakesearx.NewDemo(),
 		unraidPort:        fakeunraid.New(fakeunraid.Options{AdminKey: unraidKey}, fakeunraid.DemoState(time.Now())).Handler(),
 		fakehass.Port:     fakehass.New(fakehass.DemoHome(fakehass.Options{Token: ha.token, ConfigDir: ha.configDir})).Handler(),
+		tuliproxPort:      faketuliprox.New(faketuliprox.Options{Users: tuliproxUsers}),
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 // refuses others as the real application does.
 func TestFakesUseTheGivenCredentials(t *testing.T) {
 	const key, password = "demo-key-0123456789abcdef", "demo-password-xyz"
-	h := fakes(key, password, homeAssistant{token: "demo-ha-token-0123456789"}, "demo-unraid-key-0123456789")
+	h := fakes(key, password, homeAssistant{token: "demo-ha-token-0123456789"}, "demo-unraid-key-0123456789", tuliproxUser{"demo-tp-user-0a1b", "demo-tp-password-2c3d"})
 	if len(h) != len(ports) {
 		t.Fatalf("%d fakes for %d ports", len(h), len(ports))
 	}
@@ -34,6 +34,9 @@ func TestFakesUseTheGivenCredentials(t *testing.T) {
 		{"searxng json", "GET", "/search?q=nimbus&format=json", "", searxngPort, nil, 200},
 		{"home assistant with token", "GET", "/api/", "", fakehass.Port, map[string]string{"Authorization": "Bearer demo-ha-token-0123456789"}, 200},
 		{"home assistant wrong token", "GET", "/api/states", "", fakehass.Port, map[string]string{"Authorization": "Bearer nope"}, 401},
+		{"tuliprox sign-in", "POST", "/auth/token", `{"username":"demo-tp-user-0a1b","password":"demo-tp-password-2c3d"}`, tuliproxPort, map[string]string{"Content-Type": "application/json"}, 200},
+		{"tuliprox bad password", "POST", "/auth/token", `{"username":"demo-tp-user-0a1b","password":"wrong"}`, tuliproxPort, map[string]string{"Content-Type": "application/json"}, 401},
+		{"tuliprox without a token", "GET", "/api/v1/status", "", tuliproxPort, nil, 403},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,7 +57,7 @@ func TestFakesUseTheGivenCredentials(t *testing.T) {
 // as Unraid does (HTTP 200, UNAUTHENTICATED).
 func TestUnraidFakeTakesTheKey(t *testing.T) {
 	const unraidKey = "demo-unraid-key-0123456789"
-	h := fakes("k", "p", homeAssistant{token: "t"}, unraidKey)[unraidPort]
+	h := fakes("k", "p", homeAssistant{token: "t"}, unraidKey, tuliproxUser{})[unraidPort]
 	for _, tc := range []struct{ key, want string }{{unraidKey, `"state":"SHUTOFF"`}, {"", `"UNAUTHENTICATED"`}} {
 		req := httptest.NewRequestWithContext(t.Context(), "POST", "/graphql", strings.NewReader(`{"query":"query Q { vms { domains { id state } } }"}`))
 		req.Header.Set("Content-Type", "application/json")
