@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/url"
 	"regexp"
@@ -158,8 +159,11 @@ func reduceAPIProxy(ap map[string]any) map[string]any {
 	return out
 }
 
+// keySeparators makes "Api-Key", "api key" and "api.key" read "api_key".
+var keySeparators = strings.NewReplacer("-", "_", " ", "_", ".", "_")
+
 func isConfigSecretKey(k string) bool {
-	n := strings.NewReplacer("-", "_", " ", "_", ".", "_").Replace(strings.ToLower(k))
+	n := keySeparators.Replace(strings.ToLower(k))
 	for _, w := range configSecretWords {
 		if strings.Contains(n, w) {
 			return true
@@ -265,7 +269,7 @@ func emptyValue(v any) bool {
 // decodeConfig parses the configuration; anything that is not a JSON
 // object is refused so it can be withheld.
 func decodeConfig(raw []byte) (map[string]any, bool) {
-	d := json.NewDecoder(strings.NewReader(string(raw)))
+	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	var m map[string]any
 	if err := d.Decode(&m); err != nil || m == nil {
