@@ -30,6 +30,7 @@ import (
 	frigate "github.com/toolgate/toolgate/services/frigate/tools"
 	"github.com/toolgate/toolgate/services/homeassistant/hass"
 	"github.com/toolgate/toolgate/services/homeassistant/reads"
+	tuliprox "github.com/toolgate/toolgate/services/tuliprox/tools"
 	unraidssh "github.com/toolgate/toolgate/services/unraid-ssh/diag"
 	unraid "github.com/toolgate/toolgate/services/unraid/tools"
 	web "github.com/toolgate/toolgate/services/web/app"
@@ -69,6 +70,9 @@ func All() []Service {
 		{Name: "ersatztv", Env: map[string]string{
 			"ERSATZTV_URL": local, "ERSATZTV_ALLOW_HTTP": "true", "ERSATZTV_API_KEY_FILE": "", "ERSATZTV_MODE": "v1", "ERSATZTV_ALLOW_WRITES": "true",
 		}, Modules: []fx.Option{ersatztv.Module}},
+		{Name: "tuliprox", Env: map[string]string{
+			"TULIPROX_URL": local, "TULIPROX_ALLOW_HTTP": "true", "TULIPROX_USERNAME_FILE": "", "TULIPROX_PASSWORD_FILE": "", "TULIPROX_ALLOW_WRITES": "true",
+		}, Modules: []fx.Option{tuliprox.Module}},
 		{Name: "unraid-ssh", Env: map[string]string{"UNRAID_SSH_HOST": "127.0.0.1:1"},
 			Files: sshKeyAndPin(), Modules: []fx.Option{unraidssh.Module}},
 	}
