@@ -218,7 +218,7 @@ func TestThroughTheGateway(t *testing.T) {
 			t.Cleanup(srv.Close)
 			root, _ := url.Parse(srv.URL + "/api")
 			set := tools.Settings{
-				APIRoot: root, CookieName: client.DefaultCookieName, AllowHTTP: true, Timeout: 5 * time.Second,
+				APIRoot: root, CookieName: client.DefaultCookieName, AllowHTTP: true, Timeout: 30 * time.Second, // generous: snapshots are decoded and scaled on a loaded 2-core CI machine
 				// backyard exists in Frigate but is outside the scope.
 				Cameras:          []string{"front_door", "driveway"},
 				MaxResponseBytes: tools.DefaultMaxResponseBytes,

@@ -78,7 +78,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	root, _ := url.Parse(srv.URL + "/api")
 	set := Settings{
 		APIRoot: root, Auth: client.Managed, Username: testUser, Password: []byte(testPassword),
-		CookieName: client.DefaultCookieName, AllowHTTP: true, Timeout: 5 * time.Second,
+		CookieName: client.DefaultCookieName, AllowHTTP: true, Timeout: 30 * time.Second, // generous: snapshots are decoded and scaled on a loaded 2-core CI machine
 		MaxResponseBytes: DefaultMaxResponseBytes, PageSize: DefaultPageSize,
 		MaxWindow: DefaultMaxWindow, ImageMaxBytes: DefaultImageMaxBytes,
 		ImageMaxHeight: DefaultImageMaxHeight,
