@@ -2,12 +2,15 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -131,4 +134,101 @@ func TestSidecarDownDenies(t *testing.T) {
 	if err != nil || len(list.Tools) != 0 {
 		t.Fatalf("tools visible without a policy: %v %v", list, err)
 	}
+}
+
+// outage is a policy engine whose sidecar can be taken away and brought
+// back, answering as policy.Remote does when it cannot connect.
+type outage struct {
+	policy.Engine
+	down atomic.Bool
+}
+
+func (o *outage) Decide(ctx context.Context, in policy.Input) (policy.Decision, error) {
+	if o.down.Load() {
+		return policy.Decision{}, fmt.Errorf("%w: dial tcp: lookup policy: no such host", policy.ErrUnavailable)
+	}
+	return o.Engine.Decide(ctx, in)
+}
+
+// TestSidecarStopsAndComesBack: with the sidecar gone mid-session every
+// way of calling a tool is refused with a tool error that says the policy
+// service is unavailable (not "tool not found", as if the tool were gone),
+// the lists hide everything, nothing reaches the service; once the sidecar
+// is back the same calls work, on the same sessions.
+func TestSidecarStopsAndComesBack(t *testing.T) {
+	embedded, err := policy.NewEmbedded(t.Context(), policies.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := &outage{Engine: embedded}
+	h := newHarness(t, func(o *app.Options) { o.Policy = engine })
+	mcpClient := h.client("openwebui", "", "/mcp")
+	discover := h.client("openwebui", "", "/mcp/discover")
+	raw := h.rawSession("openwebui", "/mcp")
+	echo := map[string]any{"text": "still there"}
+	// Each way answers the structured content of its result and whether it
+	// was an error.
+	ways := []struct {
+		name string
+		call func(t *testing.T) (map[string]any, bool)
+	}{
+		{"mcp-go client", func(t *testing.T) (map[string]any, bool) { return call(t, mcpClient, "demo_echo", echo) }},
+		{"direct path", func(t *testing.T) (map[string]any, bool) { return rawResult(t, raw.call("demo_echo", echo, false)) }},
+		{"mcp-go path", func(t *testing.T) (map[string]any, bool) { return rawResult(t, raw.call("demo_echo", echo, true)) }},
+		{"discovery", func(t *testing.T) (map[string]any, bool) {
+			return call(t, discover, "toolgate_call_tool", map[string]any{"name": "demo_echo", "arguments": echo})
+		}},
+		{"OpenAPI", func(t *testing.T) (map[string]any, bool) {
+			res, body := h.post("/openapi/demo/demo_echo", `{"text":"still there"}`, nil)
+			var m map[string]any
+			if err := json.Unmarshal(body, &m); err != nil {
+				t.Fatalf("OpenAPI: HTTP %d %s", res.StatusCode, body)
+			}
+			return m, res.StatusCode != http.StatusOK
+		}},
+	}
+	for _, w := range ways {
+		if got, isErr := w.call(t); isErr || got["text"] != "still there" {
+			t.Fatalf("%s before the outage: %v", w.name, got)
+		}
+	}
+
+	engine.down.Store(true)
+	// Past the visibility cache: every answer now comes from the outage.
+	h.clock.Advance(time.Minute)
+	for _, w := range ways {
+		t.Run("down/"+w.name, func(t *testing.T) {
+			got, isErr := w.call(t)
+			if !isErr || errCode(got) != toolerr.Forbidden || !strings.Contains(errMessage(got), "policy service is unavailable") {
+				t.Fatalf("want a refusal that names the policy service, got %v", got)
+			}
+		})
+	}
+	if list, err := mcpClient.ListTools(t.Context(), mcp.ListToolsRequest{}); err != nil || len(list.Tools) != 0 {
+		t.Errorf("tools listed without a policy: %v %v", list, err)
+	}
+	if got, _ := call(t, discover, "toolgate_find_tools", map[string]any{}); fmt.Sprint(got["matches"]) != "0" {
+		t.Errorf("tools found without a policy: %v", got)
+	}
+
+	engine.down.Store(false)
+	for _, w := range ways {
+		t.Run("back/"+w.name, func(t *testing.T) {
+			if got, isErr := w.call(t); isErr || got["text"] != "still there" {
+				t.Fatalf("after the outage: %v", got)
+			}
+		})
+	}
+}
+
+// rawResult is the structured content of a raw tools/call response.
+func rawResult(t *testing.T, msg map[string]any) (map[string]any, bool) {
+	t.Helper()
+	res, ok := msg["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("no result: %v", msg)
+	}
+	sc, _ := res["structuredContent"].(map[string]any)
+	isErr, _ := res["isError"].(bool)
+	return sc, isErr
 }

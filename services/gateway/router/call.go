@@ -109,7 +109,7 @@ func (r *Router) serve(ctx context.Context, c *call, req mcp.CallToolRequest) (*
 	}
 	if err != nil {
 		r.log.Error("policy failed; denying", "error", err)
-		d = policy.Decision{Decision: policy.Deny, Reason: "the policy could not be evaluated"}
+		d = policy.Decision{Decision: policy.Deny, Reason: policyFailure(err)}
 	}
 	c.decision = d
 	// A write's decision is on record before the service is touched; a
@@ -287,7 +287,7 @@ func (r *Router) reconsider(ctx context.Context, c *call, facts approval.Facts) 
 	}
 	if err != nil {
 		r.log.Error("policy failed; denying", "error", err)
-		d = policy.Decision{Decision: policy.Deny, Approval: approval.Model, Reason: "the policy could not be evaluated"}
+		d = policy.Decision{Decision: policy.Deny, Approval: approval.Model, Reason: policyFailure(err)}
 	}
 	if final := policy.Stricter(c.decision, d); final != c.decision {
 		c.decision = final
@@ -625,4 +625,14 @@ func randomID() string {
 	var b [15]byte
 	_, _ = rand.Read(b[:])
 	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+// policyFailure is the reason given for a call refused because the policy
+// failed: an unreachable sidecar is temporary, so the client is told the
+// call may work again later rather than that it is forbidden for good.
+func policyFailure(err error) string {
+	if errors.Is(err, policy.ErrUnavailable) {
+		return "the policy service is unavailable, so every call is refused until it answers again; nothing was run"
+	}
+	return "the policy could not be evaluated"
 }

@@ -101,7 +101,7 @@ func (r *Router) CallTool(ctx context.Context, endpoint, tool string, args json.
 	if e == nil || !slices.Contains(services, e.service) || !member(e) {
 		return nil, ErrNoSuchTool
 	}
-	if len(r.visible(ctx, []mcp.Tool{e.offered})) == 0 {
+	if !r.callable(ctx, e) {
 		return nil, ErrNoSuchTool
 	}
 	req := mcp.CallToolRequest{}

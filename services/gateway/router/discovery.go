@@ -78,10 +78,10 @@ const discoveryInstructions = "This endpoint holds every service's tools without
 	toolCall + " calls it by name."
 
 // visibleEntry returns the tool called name if the caller in ctx may see
-// it; an unknown and a hidden tool are the same answer.
-func (r *Router) visibleEntry(ctx context.Context, name string) (*entry, bool) {
+// it (call: may call it); an unknown and a hidden tool are the same answer.
+func (r *Router) visibleEntry(ctx context.Context, name string, call bool) (*entry, bool) {
 	e := r.lookup(name)
-	if e == nil || len(r.visible(ctx, []mcp.Tool{e.offered})) == 0 {
+	if e == nil || (call && !r.callable(ctx, e)) || (!call && len(r.visible(ctx, []mcp.Tool{e.offered})) == 0) {
 		return nil, false
 	}
 	return e, true
@@ -166,7 +166,7 @@ func (r *Router) describeTool(ctx context.Context, req mcp.CallToolRequest) (*mc
 		return errorResult(toolerr.New(toolerr.AuthFailed, "no authenticated client")), nil
 	}
 	name := req.GetString("name", "")
-	e, ok := r.visibleEntry(ctx, name)
+	e, ok := r.visibleEntry(ctx, name, false)
 	if !ok {
 		return noSuchTool(name), nil
 	}
@@ -197,7 +197,7 @@ func (r *Router) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	if err := req.BindArguments(&in); err != nil {
 		return errorResult(toolerr.Wrap(toolerr.InvalidArgument, err, "arguments: name (a tool's name) and arguments (an object)")), nil
 	}
-	e, ok := r.visibleEntry(ctx, in.Name)
+	e, ok := r.visibleEntry(ctx, in.Name, true)
 	if !ok {
 		return noSuchTool(in.Name), nil
 	}

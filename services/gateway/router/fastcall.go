@@ -58,7 +58,7 @@ func (r *Router) callDirectly(w http.ResponseWriter, req *http.Request, endpoint
 	}
 	ctx := req.Context()
 	e := r.lookup(msg.name)
-	if e == nil || !slices.Contains(services, e.service) || !member(e) || len(r.visible(ctx, []mcp.Tool{e.offered})) == 0 {
+	if e == nil || !slices.Contains(services, e.service) || !member(e) || !r.callable(ctx, e) {
 		// mcp-go's words for a tool it does not have or the filter hides.
 		writeRPC(w, msg.id, nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("tool '%s' not found: tool not found", msg.name)})
 		return true

@@ -136,6 +136,10 @@ func (r *Router) Handler() http.Handler {
 				}
 				return
 			}
+			if tool := calledTool(body); tool != "" {
+				// mcp-go runs the tool filter before the call (callable).
+				req = req.WithContext(forCall(req.Context(), tool))
+			}
 		}
 		h.ServeHTTP(w, req)
 	})
@@ -146,6 +150,20 @@ func (r *Router) Handler() http.Handler {
 func isInitialize(body []byte) bool {
 	var e envelope
 	return json.Unmarshal(body, &e) == nil && e.Method != nil && *e.Method == string(mcp.MethodInitialize)
+}
+
+// calledTool returns the tool a single tools/call request names, or "".
+func calledTool(body []byte) string {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method != string(mcp.MethodToolsCall) {
+		return ""
+	}
+	return m.Params.Name
 }
 
 // initialize sends an initialize to the MCP server and tells the session

@@ -38,7 +38,16 @@ func (r *Router) visible(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		}
 		in := r.input(id, e, policy.ActionList, nil, policy.Ticket{State: "none"})
 		d, err := r.deps.Policy.Decide(ctx, in)
-		shown := err == nil && policy.Validate(d) == nil && d.Decision != policy.Deny
+		failed := err != nil || policy.Validate(d) != nil
+		if called, _ := ctx.Value(callKey{}).(string); failed && called == t.Name {
+			// A call of this very tool while the policy fails: its handler
+			// asks the policy again and refuses, saying why (fail closed).
+			// Hiding it here would answer "tool not found", as if the tool
+			// were gone; a list still hides everything.
+			out = append(out, t)
+			continue
+		}
+		shown := !failed && d.Decision != policy.Deny
 		if err == nil {
 			if r.visEntries.Add(1) > maxVisibilityEntries {
 				r.vis.Clear()
@@ -51,6 +60,20 @@ func (r *Router) visible(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		}
 	}
 	return out
+}
+
+// callKey marks a context as serving a call of the tool it names.
+type callKey struct{}
+
+// forCall marks ctx as serving a call of the tool called name.
+func forCall(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, callKey{}, name)
+}
+
+// callable reports whether the caller in ctx may call e as far as
+// visibility goes; the call itself is decided by its handler.
+func (r *Router) callable(ctx context.Context, e *entry) bool {
+	return len(r.visible(forCall(ctx, e.offered.Name), []mcp.Tool{e.offered})) > 0
 }
 
 const (
