@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,9 +17,11 @@ import (
 	"github.com/toolgate/toolgate/internal/capture"
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/internal/upstream"
+	"github.com/toolgate/toolgate/services/gateway/app"
 	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
 	"github.com/toolgate/toolgate/services/homeassistant/fakehass"
 	"github.com/toolgate/toolgate/services/homeassistant/hass"
+	"github.com/toolgate/toolgate/services/homeassistant/notify"
 	"github.com/toolgate/toolgate/services/homeassistant/reads"
 	"github.com/toolgate/toolgate/services/homeassistant/relay"
 )
@@ -40,6 +43,13 @@ type stack struct {
 // (reads and the relay) over it, and a real gateway in front.
 func startStack(t *testing.T, writes bool) *stack {
 	t.Helper()
+	return startStackNotifying(t, writes, "")
+}
+
+// startStackNotifying is startStack with the gateway notifying through
+// Home Assistant's notify.<notifyService> when a ticket waits for a person.
+func startStackNotifying(t *testing.T, writes bool, notifyService string) *stack {
+	t.Helper()
 	dir := t.TempDir()
 	if err := fakehass.SeedConfig(dir); err != nil {
 		t.Fatal(err)
@@ -57,8 +67,20 @@ func startStack(t *testing.T, writes bool) *stack {
 	}
 	ha := hass.New(up)
 	static := reads.New(ha, nil).Tools()
-	st.g = gatewaytest.Start(t, gatewaytest.Options{Service: "homeassistant", Tools: static, AllowWrites: writes, Secrets: [][]byte{[]byte(gwToken)}})
-	st.svc = st.g.NewService(static)
+	o2 := gatewaytest.Options{Service: "homeassistant", Tools: static, AllowWrites: writes, Secrets: [][]byte{[]byte(gwToken)}}
+	var routes func(*toolkit.Options)
+	if notifyService != "" {
+		o2.Config = func(c *app.Config) { c.NotifyHomeAssistant, c.ApprovalURL = true, "https://gw.home.lan:8081" }
+		routes = func(so *toolkit.Options) {
+			so.Routes = map[string]http.Handler{notify.Pattern: notify.New(ha, notifyService, slog.New(slog.DiscardHandler))}
+		}
+	}
+	st.g = gatewaytest.Start(t, o2)
+	if routes != nil {
+		st.svc = st.g.NewService(static, routes)
+	} else {
+		st.svc = st.g.NewService(static)
+	}
 	r := relay.New(relay.Settings{Path: relay.DefaultPath, Refresh: time.Minute}, ha, nil)
 	r.Attach(st.svc)
 	if err := r.Sync(t.Context()); err != nil {
@@ -217,6 +239,58 @@ func TestALockNeedsAPersonHoweverItIsAddressed(t *testing.T) {
 	if res, isErr := st.call(t, "ha_HassTurnOff", confirmArgs(args, ticket)); !isErr || gatewaytest.ErrorCode(res) != "forbidden" {
 		t.Fatalf("replay: %v", res)
 	}
+}
+
+// When a lock's ticket starts waiting for a person, the gateway tells them
+// through Home Assistant's notify service (the phone's companion app) by
+// way of the homeassistant service, which alone holds HA's token: the
+// notification carries the link to the ticket's page and the tool, never
+// the user, the arguments or a token. Nobody but the gateway may use the
+// route.
+func TestAWaitingTicketIsAnnouncedThroughHomeAssistant(t *testing.T) {
+	st := startStackNotifying(t, true, "mobile_app_pixel_8")
+	args := map[string]any{"name": "Front Door"}
+	res, _ := st.call(t, "ha_HassTurnOff", args)
+	ticket, _ := res["ticket"].(string)
+	if res, _ = st.call(t, "ha_HassTurnOff", confirmArgs(args, ticket)); res["status"] != "pending" {
+		t.Fatalf("confirm before approval: %v", res)
+	}
+	st.g.App.Notifier.Wait()
+	sent := notifications(st.fake)
+	if len(sent) != 1 || sent[0].Service != "mobile_app_pixel_8" {
+		t.Fatalf("notifications %+v", sent)
+	}
+	data, _ := sent[0].Data["data"].(map[string]any)
+	link, _ := data["url"].(string)
+	msg, _ := sent[0].Data["message"].(string)
+	if !strings.HasPrefix(link, "https://gw.home.lan:8081/approvals/") || !strings.Contains(msg, "ha_HassTurnOff") {
+		t.Errorf("notification %+v", sent[0].Data)
+	}
+	b, _ := json.Marshal(sent[0].Data)
+	for _, never := range []string{"ann@example.org", "Front Door", gwToken, gatewaytest.ServiceToken} {
+		if strings.Contains(string(b), never) {
+			t.Errorf("the notification carries %q: %s", never, b)
+		}
+	}
+	// The route sits behind the service token like /mcp.
+	resp, err := http.Post(st.g.ServiceURL+"/internal/notify", "application/json", strings.NewReader(`{"title":"t","message":"open the door"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || len(notifications(st.fake)) != 1 {
+		t.Errorf("without the service token: HTTP %d, %d notifications", resp.StatusCode, len(notifications(st.fake)))
+	}
+}
+
+func notifications(f *fakehass.Fake) []fakehass.ServiceCall {
+	var out []fakehass.ServiceCall
+	for _, c := range f.Calls() {
+		if c.Domain == "notify" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Lights and media players stay low-risk: applied without a ticket. A

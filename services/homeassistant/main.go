@@ -8,6 +8,7 @@ package main
 import (
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/homeassistant/hass"
+	"github.com/toolgate/toolgate/services/homeassistant/notify"
 	"github.com/toolgate/toolgate/services/homeassistant/reads"
 	"github.com/toolgate/toolgate/services/homeassistant/relay"
 )
@@ -17,5 +18,6 @@ func main() {
 		hass.Module,
 		reads.Module,
 		relay.Module,
+		notify.Module,
 	)
 }

@@ -27,6 +27,8 @@ func TestProcess(t *testing.T) {
 			{Name: "plain http without opt-in", Env: []string{"HA_URL=" + srv.URL, "HA_TOKEN_FILE=" + tokenFile}, Want: []string{"HA_ALLOW_HTTP"}},
 			{Name: "relay path and refresh", Env: []string{"HA_URL=https://ha.lan", "HA_TOKEN_FILE=" + tokenFile, "HA_MCP_PATH=../x", "HA_MCP_REFRESH=1s"},
 				Want: []string{"HA_MCP_PATH", "HA_MCP_REFRESH"}},
+			{Name: "notify service not a name", Env: []string{"HA_URL=https://ha.lan", "HA_TOKEN_FILE=" + tokenFile, "HA_NOTIFY_SERVICE=../lock/unlock"},
+				Want: []string{"HA_NOTIFY_SERVICE"}},
 		},
 		Env:     []string{"HA_URL=" + srv.URL, "HA_ALLOW_HTTP=true", "HA_TOKEN_FILE=" + tokenFile},
 		Ready:   true,

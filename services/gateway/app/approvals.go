@@ -47,6 +47,18 @@ func (g *Gateway) buildApprovals(cfg Config, auditLog *audit.Logger, o Options, 
 	if cfg.NotifyNtfyURL != "" {
 		senders = append(senders, &notify.Ntfy{TopicURL: cfg.NotifyNtfyURL, Token: cfg.NotifyNtfyToken, Client: hc})
 	}
+	if cfg.NotifyHomeAssistant {
+		for _, s := range cfg.Services {
+			if s.Name != homeAssistant {
+				continue
+			}
+			u, err := notify.HomeAssistantURL(s.URL)
+			if err != nil {
+				return nil, fmt.Errorf("gateway: %s: %w", EnvNotifyHomeAssist, err)
+			}
+			senders = append(senders, &notify.HomeAssistant{URL: u, Token: s.Token, Client: hc})
+		}
+	}
 	senders = append(senders, o.Notify...)
 	g.Notifier = notify.New(o.Logger, senders...)
 	if !g.Notifier.Enabled() {
@@ -56,6 +68,10 @@ func (g *Gateway) buildApprovals(cfg Config, auditLog *audit.Logger, o Options, 
 		g.Notifier.Notify(notify.Pending{Client: t.Client, Service: t.Service, Tool: t.Tool, Expires: t.Expires, Link: g.Page.Link(t)})
 	}, nil
 }
+
+// homeAssistant is the tool service that can notify through Home
+// Assistant.
+const homeAssistant = "homeassistant"
 
 // linkKey derives the key that signs approval links from the approval key,
 // so links need no secret of their own and a link key never signs a write.

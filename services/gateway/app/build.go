@@ -60,6 +60,10 @@ type Config struct {
 	NotifyWebhookURL string
 	NotifyNtfyURL    string
 	NotifyNtfyToken  []byte
+	// NotifyHomeAssistant sends the notification through Home Assistant's
+	// notify service, by way of the homeassistant tool service (which
+	// holds HA's token; see services/homeassistant/notify).
+	NotifyHomeAssistant bool
 	// ApprovalKey is the master key: each service's approvals are signed
 	// with the key derived from it for that service (approval.ServiceKey),
 	// and approval page links with one derived for them.

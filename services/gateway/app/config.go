@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,7 @@ const (
 	EnvNotifyWebhookURL   = "TOOLGATE_NOTIFY_WEBHOOK_URL"
 	EnvNotifyNtfyURL      = "TOOLGATE_NOTIFY_NTFY_URL"
 	EnvNotifyNtfyToken    = "TOOLGATE_NOTIFY_NTFY_TOKEN"
+	EnvNotifyHomeAssist   = "TOOLGATE_NOTIFY_HOMEASSISTANT"
 	EnvUserJWTSecret      = "TOOLGATE_USER_JWT_SECRET"
 	EnvUserJWTHeader      = "TOOLGATE_USER_JWT_HEADER"
 	EnvUserJWTIssuer      = "TOOLGATE_USER_JWT_ISSUER"
@@ -103,6 +105,7 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		cfg.NotifyNtfyURL = u.String()
 	}
 	cfg.NotifyNtfyToken, _ = l.OptionalSecret(EnvNotifyNtfyToken)
+	cfg.NotifyHomeAssistant = l.Bool(EnvNotifyHomeAssist, false)
 	if path := l.String(EnvApproversFile, ""); path != "" {
 		a, err := approvals.LoadApprovers(path)
 		if err != nil {
@@ -168,6 +171,9 @@ func LoadConfig(l *config.Loader) (Config, error) {
 	var names []string
 	for _, s := range cfg.Services {
 		names = append(names, s.Name)
+	}
+	if cfg.NotifyHomeAssistant && !slices.Contains(names, homeAssistant) {
+		problems = append(problems, &config.SettingError{Name: EnvNotifyHomeAssist, Problem: "needs the homeassistant service in " + EnvServices})
 	}
 	toolsets, terr := parseToolsets(l.String(EnvToolsets, ""), names)
 	if terr != nil {

@@ -73,6 +73,7 @@ func TestLoadConfig(t *testing.T) {
 		{"approval URL with a path", with(map[string]string{app.EnvApprovalURL: "http://127.0.0.1:8081/approvals"}), []string{app.EnvApprovalURL}},
 		{"unreadable approvers file", with(map[string]string{app.EnvApproversFile: badTokens}), []string{app.EnvApproversFile, "line 1"}},
 		{"missing approvers file", with(map[string]string{app.EnvApproversFile: "/nonexistent/approvers"}), []string{app.EnvApproversFile, "cannot be read"}},
+		{"Home Assistant notifications without the service", with(map[string]string{app.EnvNotifyHomeAssist: "true"}), []string{app.EnvNotifyHomeAssist, "homeassistant"}},
 		{"notification URL not http", with(map[string]string{app.EnvNotifyWebhookURL: "ftp://hooks/x"}), []string{app.EnvNotifyWebhookURL}},
 		{"bad duration and int", with(map[string]string{app.EnvCallTimeout: "soon", app.EnvMaxResultBytes: "lots"}), []string{app.EnvCallTimeout, app.EnvMaxResultBytes}},
 		{"bad audit batch", with(map[string]string{app.EnvAuditBatch: "0"}), []string{app.EnvAuditBatch}},

@@ -1,6 +1,6 @@
 // Package notify tells people that a ticket waits for their approval: a
 // JSON webhook, an ntfy topic, and any other Sender (Home Assistant's
-// notify service plugs in here). A notification carries the client, service
+// notify service, through the homeassistant tool service). A notification carries the client, service
 // and tool names, the expiry and a signed single-use link to the ticket's
 // page — never the user, the arguments, the preview or a secret.
 package notify
@@ -162,6 +162,42 @@ func (n *Ntfy) Send(ctx context.Context, p Pending) error {
 		h.Set("Authorization", "Bearer "+strings.TrimSpace(string(n.Token)))
 	}
 	return post(ctx, n.Client, n.TopicURL, "text/plain; charset=utf-8", []byte(p.Text()), h)
+}
+
+// HomeAssistant asks the homeassistant tool service to send through Home
+// Assistant's notify service (HA_NOTIFY_SERVICE there), so the gateway
+// holds that service's token and never Home Assistant's own.
+type HomeAssistant struct {
+	// URL is the service's /internal/notify.
+	URL string
+	// Token is the service token the gateway uses for that service.
+	Token  []byte
+	Client *http.Client
+}
+
+// Name implements Sender.
+func (h *HomeAssistant) Name() string { return "homeassistant" }
+
+// Send implements Sender.
+func (h *HomeAssistant) Send(ctx context.Context, p Pending) error {
+	body, err := json.Marshal(map[string]string{"title": p.Title(), "message": p.Text(), "url": p.Link})
+	if err != nil {
+		return err
+	}
+	return post(ctx, h.Client, h.URL, "application/json", body, http.Header{"Authorization": {"Bearer " + string(h.Token)}})
+}
+
+// HomeAssistantURL is the notify route of the homeassistant service whose
+// MCP endpoint is mcpURL (http://homeassistant:8000/mcp →
+// http://homeassistant:8000/internal/notify).
+func HomeAssistantURL(mcpURL string) (string, error) {
+	u, err := url.Parse(mcpURL)
+	if err != nil || u.Host == "" {
+		return "", errors.New("the homeassistant service's URL is not absolute")
+	}
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/mcp") + "/internal/notify"
+	u.RawQuery, u.Fragment = "", ""
+	return u.String(), nil
 }
 
 // post sends one request; the error names the status, never the URL's

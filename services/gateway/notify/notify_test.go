@@ -135,3 +135,45 @@ func TestASlowReceiverNeverHoldsUpTheCall(t *testing.T) {
 		t.Error("a notifier without senders is enabled")
 	}
 }
+
+func TestHomeAssistantSendsThroughTheToolServiceWithItsToken(t *testing.T) {
+	srv, got := sink(t, http.StatusNoContent)
+	u, err := HomeAssistantURL(srv.URL + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := New(nil, &HomeAssistant{URL: u, Token: []byte("service-token-ha"), Client: NewHTTPClient()})
+	n.Notify(pending)
+	n.Wait()
+	if len(got()) != 1 {
+		t.Fatalf("%d requests", len(got()))
+	}
+	r := got()[0]
+	if r.header.Get("Authorization") != "Bearer service-token-ha" || r.header.Get("Content-Type") != "application/json" {
+		t.Errorf("headers %v", r.header)
+	}
+	var m map[string]string
+	if err := json.Unmarshal([]byte(r.body), &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 3 || m["title"] != pending.Title() || m["message"] != pending.Text() || m["url"] != pending.Link {
+		t.Errorf("body %v", m)
+	}
+}
+
+func TestHomeAssistantURLIsTheServicesNotifyRoute(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"http://homeassistant:8000/mcp", "http://homeassistant:8000/internal/notify"},
+		{"http://homeassistant:8000/mcp/", "http://homeassistant:8000/internal/notify"},
+		{"https://ha.lan/toolgate/mcp?x=1#f", "https://ha.lan/toolgate/internal/notify"},
+		{"http://homeassistant:8000", "http://homeassistant:8000/internal/notify"},
+	} {
+		got, err := HomeAssistantURL(c.in)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	if _, err := HomeAssistantURL("homeassistant/mcp"); err == nil {
+		t.Error("a relative URL is accepted")
+	}
+}
