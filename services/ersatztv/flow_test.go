@@ -13,17 +13,6 @@ import (
 	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
 )
 
-func with(args map[string]any, extra map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range args {
-		out[k] = v
-	}
-	for k, v := range extra {
-		out[k] = v
-	}
-	return out
-}
-
 // Without ERSATZTV_ALLOW_WRITES the write tools do not exist, in either
 // mode, and a call to one is refused as an unknown tool.
 func TestWritesAbsentWithoutTheOptIn(t *testing.T) {
@@ -70,7 +59,7 @@ func TestFullReplaceFlowThroughTheGateway(t *testing.T) {
 		t.Fatal("the preview did not show the diff and the complete request")
 	}
 	ticket := prev["ticket"]
-	done, isErr := gatewaytest.Call(t, c, "ersatztv_update_channel", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	done, isErr := gatewaytest.Call(t, c, "ersatztv_update_channel", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
 	if isErr || done["status"] != "applied" || len(st.v1.Writes()) != 1 {
 		t.Fatalf("confirm: %v", done)
 	}
@@ -80,7 +69,7 @@ func TestFullReplaceFlowThroughTheGateway(t *testing.T) {
 	if ch.Name != "Movies!" || len(ch.GraphicsElementIDs) != 1 || ch.GraphicsElementIDs[0] != 7 || ch.Logo == nil || ch.WatermarkID == nil {
 		t.Fatalf("channel after the update: %+v", ch)
 	}
-	again, isErr := gatewaytest.Call(t, c, "ersatztv_update_channel", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	again, isErr := gatewaytest.Call(t, c, "ersatztv_update_channel", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
 	if !isErr || gatewaytest.ErrorCode(again) != "forbidden" || len(st.v1.Writes()) != 1 {
 		t.Fatalf("replay: %v", again)
 	}
@@ -95,7 +84,7 @@ func TestFullReplaceFlowThroughTheGateway(t *testing.T) {
 	st.store.Lock()
 	*st.store.Schedule(30).PadToNearestMinute = 30
 	st.store.Unlock()
-	stale, isErr := gatewaytest.Call(t, c, "ersatztv_update_schedule", with(sargs, map[string]any{"confirm": true, "ticket": prev["ticket"]}))
+	stale, isErr := gatewaytest.Call(t, c, "ersatztv_update_schedule", gatewaytest.With(sargs, map[string]any{"confirm": true, "ticket": prev["ticket"]}))
 	if !isErr || gatewaytest.ErrorCode(stale) != "forbidden" || len(st.v1.Writes()) != 1 {
 		t.Fatalf("scope change: %v", stale)
 	}
@@ -128,7 +117,7 @@ func TestDeletesWaitForAPerson(t *testing.T) {
 				t.Fatalf("preview: %v", prev)
 			}
 			ticket := prev["ticket"].(string)
-			early, _ := gatewaytest.Call(t, c, w.tool, with(w.args, map[string]any{"confirm": true, "ticket": ticket}))
+			early, _ := gatewaytest.Call(t, c, w.tool, gatewaytest.With(w.args, map[string]any{"confirm": true, "ticket": ticket}))
 			st.store.Lock()
 			done := w.done()
 			st.store.Unlock()
@@ -138,7 +127,7 @@ func TestDeletesWaitForAPerson(t *testing.T) {
 			if code := st.g.Approve(ticket); code != http.StatusOK {
 				t.Fatalf("approve: HTTP %d", code)
 			}
-			ok, isErr := gatewaytest.Call(t, c, w.tool, with(w.args, map[string]any{"confirm": true, "ticket": ticket}))
+			ok, isErr := gatewaytest.Call(t, c, w.tool, gatewaytest.With(w.args, map[string]any{"confirm": true, "ticket": ticket}))
 			st.store.Lock()
 			done = w.done()
 			st.store.Unlock()
@@ -156,7 +145,7 @@ func TestDeletesWaitForAPerson(t *testing.T) {
 func TestStaleIfMatchThroughTheGateway(t *testing.T) {
 	st := startStack(t, "v1", true)
 	wire := &capture.Buffer{}
-	hc := &http.Client{Transport: &bearer{token: st.g.Tokens["openwebui"], wire: wire}}
+	hc := gatewaytest.RecordingClient(wire, map[string]string{"Authorization": "Bearer " + st.g.Tokens["openwebui"]})
 	sess, err := sdk.NewClient(&sdk.Implementation{Name: "ersatztv-flow-test", Version: "1"}, nil).
 		Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: st.g.URL + "/mcp/ersatztv", HTTPClient: hc}, nil)
 	if err != nil {
@@ -183,7 +172,7 @@ func TestStaleIfMatchThroughTheGateway(t *testing.T) {
 		defer st.store.Unlock()
 		st.store.Collection(11).Version++
 	}
-	got, isErr := call(with(args, map[string]any{"confirm": true, "ticket": prev["ticket"]}))
+	got, isErr := call(gatewaytest.With(args, map[string]any{"confirm": true, "ticket": prev["ticket"]}))
 	msg, _ := got["error"].(map[string]any)["message"].(string)
 	if !isErr || !strings.Contains(msg, "nothing was written") {
 		t.Fatalf("confirm: %v", got)
@@ -208,7 +197,7 @@ func TestLegacyFlowThroughTheGateway(t *testing.T) {
 	if isErr || prev["approval"] != "model" {
 		t.Fatalf("preview: %v", prev)
 	}
-	if done, isErr := gatewaytest.Call(t, c, "ersatztv_update_smart_collection", with(args, map[string]any{"confirm": true, "ticket": prev["ticket"]})); isErr {
+	if done, isErr := gatewaytest.Call(t, c, "ersatztv_update_smart_collection", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": prev["ticket"]})); isErr {
 		t.Fatalf("confirm: %v", done)
 	}
 	w := st.legacy.Writes()

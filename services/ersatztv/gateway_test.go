@@ -202,7 +202,7 @@ func TestReadsThroughTheGatewayWithBothClients(t *testing.T) {
 	st.store.Unlock()
 
 	sdkWire := &capture.Buffer{}
-	hc := &http.Client{Transport: &bearer{token: st.g.Tokens["openwebui"], wire: sdkWire}}
+	hc := gatewaytest.RecordingClient(sdkWire, map[string]string{"Authorization": "Bearer " + st.g.Tokens["openwebui"]})
 	sc := sdk.NewClient(&sdk.Implementation{Name: "ersatztv-gateway-test", Version: "1"}, nil)
 	sess, err := sc.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: st.g.URL + "/mcp/ersatztv", HTTPClient: hc}, nil)
 	if err != nil {
@@ -247,23 +247,4 @@ func TestReadsThroughTheGatewayWithBothClients(t *testing.T) {
 		t.Errorf("instructions: %q", st.g.Instructions)
 	}
 	st.g.NoLeaks(t, []string{gwKey}, map[string]string{"go-sdk wire": sdkWire.String()})
-}
-
-type bearer struct {
-	token string
-	wire  *capture.Buffer
-}
-
-func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	res, err := http.DefaultTransport.RoundTrip(r)
-	if err != nil || res.Body == nil {
-		return res, err
-	}
-	res.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.TeeReader(res.Body, b.wire), res.Body}
-	return res, nil
 }

@@ -19,17 +19,6 @@ func startGateway(t *testing.T, writes bool) (*fakesonarr.Server, *gatewaytest.G
 	return fake, g
 }
 
-func with(args map[string]any, extra map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range args {
-		out[k] = v
-	}
-	for k, v := range extra {
-		out[k] = v
-	}
-	return out
-}
-
 func TestGatewayEpisodeSearchFlow(t *testing.T) {
 	fake, g := startGateway(t, true)
 	c := g.Client("openwebui", "ann@example.org")
@@ -45,22 +34,22 @@ func TestGatewayEpisodeSearchFlow(t *testing.T) {
 	}
 
 	// A different episode list does not fit the ticket.
-	changed, isErr := gatewaytest.Call(t, c, "sonarr_episode_search", with(args, map[string]any{"episodes": []any{5}, "confirm": true, "ticket": ticket}))
+	changed, isErr := gatewaytest.Call(t, c, "sonarr_episode_search", gatewaytest.With(args, map[string]any{"episodes": []any{5}, "confirm": true, "ticket": ticket}))
 	if !isErr || gatewaytest.ErrorCode(changed) != "forbidden" || len(fake.Commands()) != 0 {
 		t.Fatalf("changed scope: %v", changed)
 	}
 	// Another client cannot use it either.
-	other, isErr := gatewaytest.Call(t, g.Client("hermes", "ann@example.org"), "sonarr_episode_search", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	other, isErr := gatewaytest.Call(t, g.Client("hermes", "ann@example.org"), "sonarr_episode_search", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
 	if !isErr || len(fake.Commands()) != 0 {
 		t.Fatalf("other client: %v", other)
 	}
 
-	done, isErr := gatewaytest.Call(t, c, "sonarr_episode_search", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	done, isErr := gatewaytest.Call(t, c, "sonarr_episode_search", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
 	cmds := fake.Commands()
 	if isErr || len(cmds) != 1 || len(cmds[0].EpisodeIDs) != 2 || len(fake.Writes()) != 1 {
 		t.Fatalf("confirm: %v, commands %+v", done, cmds)
 	}
-	again, isErr := gatewaytest.Call(t, c, "sonarr_episode_search", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	again, isErr := gatewaytest.Call(t, c, "sonarr_episode_search", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
 	if !isErr || gatewaytest.ErrorCode(again) != "forbidden" || len(fake.Commands()) != 1 {
 		t.Fatalf("replay: %v", again)
 	}
@@ -77,19 +66,19 @@ func TestGatewayGrabFlow(t *testing.T) {
 	}
 	ticket := prev["ticket"]
 	for name, bad := range map[string]map[string]any{
-		"other guid": with(args, map[string]any{"guid": fakesonarr.GUIDEpisode5}),
-		"force":      with(args, map[string]any{"force": true}),
+		"other guid": gatewaytest.With(args, map[string]any{"guid": fakesonarr.GUIDEpisode5}),
+		"force":      gatewaytest.With(args, map[string]any{"force": true}),
 	} {
-		got, isErr := gatewaytest.Call(t, c, "sonarr_release_grab", with(bad, map[string]any{"confirm": true, "ticket": ticket}))
+		got, isErr := gatewaytest.Call(t, c, "sonarr_release_grab", gatewaytest.With(bad, map[string]any{"confirm": true, "ticket": ticket}))
 		if !isErr || len(fake.Grabs()) != 0 {
 			t.Fatalf("%s: %v", name, got)
 		}
 	}
-	done, isErr := gatewaytest.Call(t, c, "sonarr_release_grab", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	done, isErr := gatewaytest.Call(t, c, "sonarr_release_grab", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
 	if isErr || len(fake.Grabs()) != 1 || fake.Grabs()[0].GUID != fakesonarr.GUIDSeasonPack {
 		t.Fatalf("confirm: %v, grabs %v", done, fake.Grabs())
 	}
-	again, isErr := gatewaytest.Call(t, c, "sonarr_release_grab", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	again, isErr := gatewaytest.Call(t, c, "sonarr_release_grab", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
 	if !isErr || gatewaytest.ErrorCode(again) != "forbidden" || len(fake.Grabs()) != 1 {
 		t.Fatalf("replay: %v", again)
 	}
@@ -107,24 +96,24 @@ func TestGatewayForcedGrab(t *testing.T) {
 	if !isErr || refused["ticket"] != nil || !strings.Contains(g.Wire.String(), "force: true") {
 		t.Fatalf("unforced preview: %v", refused)
 	}
-	forced := with(args, map[string]any{"force": true})
+	forced := gatewaytest.With(args, map[string]any{"force": true})
 	prev, isErr := gatewaytest.Call(t, c, "sonarr_release_grab", forced)
 	if isErr || prev["approval"] != "human" {
 		t.Fatalf("forced preview: %v", prev)
 	}
 	ticket := prev["ticket"].(string)
-	early, _ := gatewaytest.Call(t, c, "sonarr_release_grab", with(forced, map[string]any{"confirm": true, "ticket": ticket}))
+	early, _ := gatewaytest.Call(t, c, "sonarr_release_grab", gatewaytest.With(forced, map[string]any{"confirm": true, "ticket": ticket}))
 	if early["status"] != "pending" || early["applied"] != false || len(fake.Grabs()) != 0 {
 		t.Fatalf("confirm before approval: %v", early)
 	}
 	if code := g.Approve(ticket); code != 200 {
 		t.Fatalf("approve: HTTP %d", code)
 	}
-	unforced, isErr := gatewaytest.Call(t, c, "sonarr_release_grab", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	unforced, isErr := gatewaytest.Call(t, c, "sonarr_release_grab", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
 	if !isErr || len(fake.Grabs()) != 0 {
 		t.Fatalf("approved ticket used without force: %v", unforced)
 	}
-	done, isErr := gatewaytest.Call(t, c, "sonarr_release_grab", with(forced, map[string]any{"confirm": true, "ticket": ticket}))
+	done, isErr := gatewaytest.Call(t, c, "sonarr_release_grab", gatewaytest.With(forced, map[string]any{"confirm": true, "ticket": ticket}))
 	if isErr || len(fake.Grabs()) != 1 || fake.Grabs()[0].GUID != fakesonarr.GUIDNotAllowed {
 		t.Fatalf("forced grab: %v, grabs %v", done, fake.Grabs())
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -277,6 +278,16 @@ func Call(t testing.TB, c *client.Client, tool string, args map[string]any) (map
 		t.Fatalf("call %s: %v", tool, err)
 	}
 	return Structured(t, res), res.IsError
+}
+
+// With returns a copy of args with extra's entries added or replaced, so a
+// test can confirm the exact call it previewed:
+// With(args, map[string]any{"confirm": true, "ticket": ticket}).
+func With(args, extra map[string]any) map[string]any {
+	out := make(map[string]any, len(args)+len(extra))
+	maps.Copy(out, args)
+	maps.Copy(out, extra)
+	return out
 }
 
 // Structured returns a result's structured content (or its JSON text) as

@@ -43,17 +43,6 @@ func startStack(t *testing.T, o faketuliprox.Options, user, pass string, writes 
 	return &stack{env: e, g: g}
 }
 
-func with(args map[string]any, extra map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range args {
-		out[k] = v
-	}
-	for k, v := range extra {
-		out[k] = v
-	}
-	return out
-}
-
 // refused calls tool and reports whether the gateway refused it (an
 // unlisted tool is a JSON-RPC error, a denied one an error result).
 func refused(t *testing.T, c *client.Client, tool string) (bool, string) {
@@ -120,15 +109,15 @@ func TestUpdatePlaylistsFlowThroughTheGateway(t *testing.T) {
 		t.Fatalf("the preview does not show the targets and the state: %s", b)
 	}
 	ticket := prev["ticket"]
-	other, isErr := gatewaytest.Call(t, c, tools.ToolUpdatePlaylist, with(map[string]any{"targets": []any{"main"}}, map[string]any{"confirm": true, "ticket": ticket}))
+	other, isErr := gatewaytest.Call(t, c, tools.ToolUpdatePlaylist, gatewaytest.With(map[string]any{"targets": []any{"main"}}, map[string]any{"confirm": true, "ticket": ticket}))
 	if !isErr || s.fake.Updates() != 0 {
 		t.Fatalf("a ticket for main and kids confirmed an update of main alone: %v", other)
 	}
-	done, isErr := gatewaytest.Call(t, c, tools.ToolUpdatePlaylist, with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	done, isErr := gatewaytest.Call(t, c, tools.ToolUpdatePlaylist, gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
 	if isErr || done["status"] != "applied" || s.fake.Updates() != 1 {
 		t.Fatalf("confirm: %v", done)
 	}
-	again, isErr := gatewaytest.Call(t, c, tools.ToolUpdatePlaylist, with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	again, isErr := gatewaytest.Call(t, c, tools.ToolUpdatePlaylist, gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
 	if !isErr || gatewaytest.ErrorCode(again) != "forbidden" || s.fake.Updates() != 1 {
 		t.Fatalf("replay: %v", again)
 	}
@@ -196,7 +185,7 @@ func TestPersonalDataToolsOnlyForAdmins(t *testing.T) {
 func TestNoCredentialLeavesThroughTheGatewayWithBothClients(t *testing.T) {
 	s := startStack(t, faketuliprox.Options{Hostile: true}, faketuliprox.DemoAdmin, faketuliprox.DemoAdminPassword, true)
 	sdkWire := &capture.Buffer{}
-	hc := &http.Client{Transport: &bearer{token: s.g.Tokens["boss"], wire: sdkWire}}
+	hc := gatewaytest.RecordingClient(sdkWire, map[string]string{"Authorization": "Bearer " + s.g.Tokens["boss"]})
 	sc := sdk.NewClient(&sdk.Implementation{Name: "tuliprox-gateway-test", Version: "1"}, nil)
 	sess, err := sc.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: s.g.URL + "/mcp/tuliprox", HTTPClient: hc}, nil)
 	if err != nil {
@@ -294,23 +283,4 @@ func rawList(t *testing.T, g *gatewaytest.Gateway, client string) []byte {
 	post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	body, _ := post(session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	return body
-}
-
-type bearer struct {
-	token string
-	wire  *capture.Buffer
-}
-
-func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	res, err := http.DefaultTransport.RoundTrip(r)
-	if err != nil || res.Body == nil {
-		return res, err
-	}
-	res.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.TeeReader(res.Body, b.wire), res.Body}
-	return res, nil
 }

@@ -30,17 +30,6 @@ func startGateway(t *testing.T, key string, writes bool) (*harness, *gatewaytest
 	return h, g
 }
 
-func with(args map[string]any, extra map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range args {
-		out[k] = v
-	}
-	for k, v := range extra {
-		out[k] = v
-	}
-	return out
-}
-
 // mutations counts the mutations the fake received.
 func mutations(h *harness) []string {
 	var out []string
@@ -68,15 +57,15 @@ func TestContainerStopFlow(t *testing.T) {
 		t.Fatal("the preview did not show the container's current state and image")
 	}
 	ticket := prev["ticket"]
-	changed, isErr := gatewaytest.Call(t, c, "unraid_container_control", with(args, map[string]any{"container": "radarr", "confirm": true, "ticket": ticket}))
+	changed, isErr := gatewaytest.Call(t, c, "unraid_container_control", gatewaytest.With(args, map[string]any{"container": "radarr", "confirm": true, "ticket": ticket}))
 	if !isErr || gatewaytest.ErrorCode(changed) != "forbidden" || len(mutations(h)) != 0 {
 		t.Fatalf("changed scope: %v", changed)
 	}
-	done, isErr := gatewaytest.Call(t, c, "unraid_container_control", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	done, isErr := gatewaytest.Call(t, c, "unraid_container_control", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
 	if isErr || len(mutations(h)) != 1 || mutations(h)[0] != "ContainerStop" {
 		t.Fatalf("confirm: %v, mutations %v", done, mutations(h))
 	}
-	again, isErr := gatewaytest.Call(t, c, "unraid_container_control", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	again, isErr := gatewaytest.Call(t, c, "unraid_container_control", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
 	if !isErr || gatewaytest.ErrorCode(again) != "forbidden" || len(mutations(h)) != 1 {
 		t.Fatalf("replay: %v", again)
 	}
@@ -97,14 +86,14 @@ func TestParityCheckNeedsAPerson(t *testing.T) {
 		t.Fatalf("preview: %v", prev)
 	}
 	ticket := prev["ticket"].(string)
-	early, _ := gatewaytest.Call(t, c, "unraid_parity_check", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	early, _ := gatewaytest.Call(t, c, "unraid_parity_check", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
 	if early["status"] != "pending" || len(mutations(h)) != 0 {
 		t.Fatalf("confirm before approval: %v", early)
 	}
 	if code := g.Approve(ticket); code != 200 {
 		t.Fatalf("approve: HTTP %d", code)
 	}
-	done, isErr := gatewaytest.Call(t, c, "unraid_parity_check", with(args, map[string]any{"confirm": true, "ticket": ticket}))
+	done, isErr := gatewaytest.Call(t, c, "unraid_parity_check", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
 	if isErr || len(mutations(h)) != 1 || mutations(h)[0] != "ParityStart" {
 		t.Fatalf("confirm: %v, mutations %v", done, mutations(h))
 	}
@@ -158,7 +147,7 @@ func TestVMAndArchiveFlows(t *testing.T) {
 		if isErr || prev["ticket"] == nil {
 			t.Fatalf("%s preview: %v", tc.tool, prev)
 		}
-		done, isErr := gatewaytest.Call(t, c, tc.tool, with(tc.args, map[string]any{"confirm": true, "ticket": prev["ticket"]}))
+		done, isErr := gatewaytest.Call(t, c, tc.tool, gatewaytest.With(tc.args, map[string]any{"confirm": true, "ticket": prev["ticket"]}))
 		if isErr || !slicesContains(mutations(h), tc.op) {
 			t.Fatalf("%s confirm: %v, mutations %v", tc.tool, done, mutations(h))
 		}
@@ -181,7 +170,7 @@ func TestViewerKeyCannotManage(t *testing.T) {
 		}
 	}()
 	prev, _ := gatewaytest.Call(t, c, "unraid_container_control", args)
-	done, isErr := gatewaytest.Call(t, c, "unraid_container_control", with(args, map[string]any{"confirm": true, "ticket": prev["ticket"]}))
+	done, isErr := gatewaytest.Call(t, c, "unraid_container_control", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": prev["ticket"]}))
 	if !isErr || gatewaytest.ErrorCode(done) != "auth_failed" || !strings.Contains(jsonOf(done), "more than the VIEWER role") {
 		t.Fatalf("viewer key: %v", done)
 	}
