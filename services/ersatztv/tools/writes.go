@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"net/http"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
@@ -103,4 +102,3 @@ func nothingChanges(what string) error {
 	return toolerr.New(toolerr.InvalidArgument, "nothing would change: %s already has these values", what)
 }
 
-var _ = http.MethodGet
