@@ -155,7 +155,8 @@ func TestPathAndHeaderValuesCannotEscape(t *testing.T) {
 }
 
 // Answers are bounded: a body over the byte cap is refused, not half
-// read, and the deadline covers a body that stalls after its headers.
+// read, and one deadline covers headers that never come and a body that
+// stalls after its headers.
 func TestAnswersAreBounded(t *testing.T) {
 	big := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -175,17 +176,26 @@ func TestAnswersAreBounded(t *testing.T) {
 	}))
 	defer stall.Close()
 	defer close(release)
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // no headers at all
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer silent.Close()
 
 	keyed, _ := clients(t, big.URL, key, func(c *upstream.Config) { c.MaxBytes = 4 << 10 })
 	_, _, err := client.New(client.V1, keyed).Get(context.Background(), []string{"sessions"}, nil)
 	if toolerr.CodeOf(err) != toolerr.TooLarge {
 		t.Fatalf("oversized answer: %v", err)
 	}
-	keyed, _ = clients(t, stall.URL, key, func(c *upstream.Config) { c.Timeout = 300 * time.Millisecond })
-	start := time.Now()
-	_, _, err = client.New(client.V1, keyed).Get(context.Background(), []string{"sessions"}, nil)
-	if toolerr.CodeOf(err) != toolerr.Timeout || time.Since(start) > 5*time.Second {
-		t.Fatalf("stalled body: %v after %v", err, time.Since(start))
+	for name, url := range map[string]string{"stalled body": stall.URL, "no headers": silent.URL} {
+		keyed, _ = clients(t, url, key, func(c *upstream.Config) { c.Timeout = 300 * time.Millisecond })
+		start := time.Now()
+		_, _, err = client.New(client.V1, keyed).Get(context.Background(), []string{"sessions"}, nil)
+		if toolerr.CodeOf(err) != toolerr.Timeout || time.Since(start) > 5*time.Second {
+			t.Fatalf("%s: %v after %v", name, err, time.Since(start))
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package tools_test
 import (
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -167,4 +168,45 @@ func TestLegacyReadsAgainstTheFake(t *testing.T) {
 		{Tool: "ersatztv_list_sessions", Has: []string{`"state":"SeekAndWorkAhead"`}, Check: route("/api/sessions")},
 		{Tool: "ersatztv_get_version", Has: []string{`"mode":"legacy"`, `"api":"/api"`, `"apiVersion":3`}, Check: route("/api/version")},
 	}, testKey)
+}
+
+// The seed's paging rule (api.paging-zero-based): exactly the tools over a
+// paged endpoint declare pageNum and pageSize (an undeclared one would cap
+// the caller at the first page), pageNum starts at 0, and each says that
+// pages are 0-based and what its endpoint clamps pageSize to.
+func TestPagedToolsDeclareZeroBasedPagesAndTheirCap(t *testing.T) {
+	paged := map[string]string{
+		"ersatztv_list_collections": "pageSize max 100", "ersatztv_get_collection_items": "pageSize max 100",
+		"ersatztv_list_playouts": "pageSize max 100", "ersatztv_get_playout_items": "pageSize max 100",
+		"ersatztv_search": "pageSize max 100", "ersatztv_search_artists": "pageSize max 100",
+		"ersatztv_search_all_items": "pageSize default 500, max 1000",
+	}
+	res, err := startV1(t, nil).service(t).Client.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, tool := range res.Tools {
+		props := tool.InputSchema.Properties
+		num, hasNum := props["pageNum"].(map[string]any)
+		_, hasSize := props["pageSize"]
+		cap_, isPaged := paged[tool.Name]
+		if hasNum != isPaged || hasSize != isPaged {
+			t.Errorf("%s: pageNum %v, pageSize %v; paged endpoint %v", tool.Name, hasNum, hasSize, isPaged)
+			continue
+		}
+		if !isPaged {
+			continue
+		}
+		seen++
+		if m, _ := num["minimum"].(float64); m != 0 || num["minimum"] == nil {
+			t.Errorf("%s: pageNum minimum %v, want 0", tool.Name, num["minimum"])
+		}
+		if !strings.Contains(tool.Description, "0-based") || !strings.Contains(tool.Description, cap_) {
+			t.Errorf("%s: description %q does not say 0-based and %q", tool.Name, tool.Description, cap_)
+		}
+	}
+	if seen != len(paged) {
+		t.Errorf("%d paged tools listed, want %d", seen, len(paged))
+	}
 }

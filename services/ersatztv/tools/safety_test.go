@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/services/ersatztv/client"
@@ -89,5 +91,32 @@ func TestStartWaitsForErsatzTV(t *testing.T) {
 	start = time.Now()
 	if _, err := tools.Start(t.Context(), set, slog.New(slog.DiscardHandler)); err == nil || time.Since(start) > 5*time.Second {
 		t.Fatalf("a v1 server without a key: %v after %v", err, time.Since(start))
+	}
+}
+
+// ERSATZTV_MAX_RESPONSE_BYTES bounds every answer: one over it (here full
+// of two-byte runes) is refused as too_large while it streams, never cut
+// mid-rune or parsed in part, and the message holds none of its bytes.
+func TestResponseCapComesFromItsSetting(t *testing.T) {
+	e := startV1(t, map[string]string{"ERSATZTV_MAX_RESPONSE_BYTES": "4096"})
+	e.Store.Lock()
+	e.Store.Channel(2).Name = strings.Repeat("é", 3000)
+	e.Store.Unlock()
+	svc := e.service(t)
+	got, isErr := svc.Call(t, "ersatztv_list_channels", map[string]any{}, "")
+	msg, _ := got["error"].(map[string]any)["message"].(string)
+	if !isErr || errCode(got) != string(toolerr.TooLarge) || !utf8.ValidString(msg) || strings.Contains(msg, "é") {
+		t.Fatalf("an answer over the cap: %v", got)
+	}
+	if got, isErr := svc.Call(t, "ersatztv_get_channel", map[string]any{"id": 1}, ""); isErr {
+		t.Fatalf("an answer under the cap: %v", got)
+	}
+	big := startV1(t, nil)
+	big.Store.Lock()
+	big.Store.Channel(2).Name = strings.Repeat("é", 3000)
+	big.Store.Unlock()
+	got, isErr = big.service(t).Call(t, "ersatztv_list_channels", map[string]any{}, "")
+	if b, _ := json.Marshal(got); isErr || !strings.Contains(string(b), strings.Repeat("é", 3000)) {
+		t.Fatalf("the same answer under the default cap: %.200s", b)
 	}
 }

@@ -59,7 +59,10 @@ func TestFullReplaceKeepsWhatTheUserDidNotMention(t *testing.T) {
 		tool    string
 		args    map[string]any
 		changed []string // fields the diff names
-		check   func(t *testing.T, before, after *fakeersatztv.Store)
+		// etag is the ETag ErsatzTV answers the write with, which the
+		// result hands to the model for the next ifMatch.
+		etag  string
+		check func(t *testing.T, before, after *fakeersatztv.Store)
 	}{
 		{name: "update_channel renames and keeps the overlay", tool: "ersatztv_update_channel", args: map[string]any{"id": 1, "name": "Movies!"},
 			changed: []string{"name"},
@@ -104,7 +107,7 @@ func TestFullReplaceKeepsWhatTheUserDidNotMention(t *testing.T) {
 				}
 			}},
 		{name: "update_collection_custom_order keeps the other indexes", tool: "ersatztv_update_collection_custom_order",
-			args: map[string]any{"id": 11, "order": []any{map[string]any{"mediaItemId": 121, "customIndex": 5}}}, changed: []string{"121 (Sweet Dreams)"},
+			args: map[string]any{"id": 11, "order": []any{map[string]any{"mediaItemId": 121, "customIndex": 5}}}, changed: []string{"121 (Sweet Dreams)"}, etag: `"5"`,
 			check: func(t *testing.T, before, after *fakeersatztv.Store) {
 				got := map[int]int{}
 				for _, m := range after.Collection(11).Members {
@@ -157,6 +160,9 @@ func TestFullReplaceKeepsWhatTheUserDidNotMention(t *testing.T) {
 			got, isErr := confirm(t, svc, c.tool, c.args)
 			if isErr || got["status"] != "applied" {
 				t.Fatalf("confirm: %v", got)
+			}
+			if res, _ := got["result"].(map[string]any); c.etag != "" && res["etag"] != c.etag {
+				t.Errorf("the result carries etag %v, want ErsatzTV's %s", res["etag"], c.etag)
 			}
 			writes := e.V1.Writes()
 			if len(writes) != 1 {
