@@ -101,4 +101,3 @@ func (s *Service) legacyWrites() []toolkit.Tool {
 func nothingChanges(what string) error {
 	return toolerr.New(toolerr.InvalidArgument, "nothing would change: %s already has these values", what)
 }
-
