@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -79,62 +77,6 @@ func startStack(t *testing.T, mode string, writes bool) *stack {
 	return st
 }
 
-// rawPost sends one JSON-RPC message to path as clientName and returns the
-// answer's JSON (from JSON or a single SSE event) and headers.
-func rawPost(t *testing.T, g *gatewaytest.Gateway, path, session, body string) ([]byte, http.Header) {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.URL+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+g.Tokens["openwebui"])
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	for _, line := range bytes.Split(raw, []byte("\n")) {
-		if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			return bytes.TrimSpace(rest), res.Header
-		}
-	}
-	return bytes.TrimSpace(raw), res.Header
-}
-
-// catalog returns the bytes of tools/list on path as a client receives it.
-func catalog(t *testing.T, g *gatewaytest.Gateway, path string) (int, []string) {
-	t.Helper()
-	body, names := catalogBody(t, g, path)
-	return len(body), names
-}
-
-func catalogBody(t *testing.T, g *gatewaytest.Gateway, path string) ([]byte, []string) {
-	t.Helper()
-	_, hdr := rawPost(t, g, path, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"budget","version":"1"}}}`)
-	session := hdr.Get("Mcp-Session-Id")
-	rawPost(t, g, path, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	body, _ := rawPost(t, g, path, session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	var res struct {
-		Result struct {
-			Tools []struct {
-				Name string `json:"name"`
-			} `json:"tools"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(body, &res); err != nil || len(res.Result.Tools) == 0 {
-		t.Fatalf("tools/list on %s: %v %.300s", path, err, body)
-	}
-	var names []string
-	for _, tool := range res.Result.Tools {
-		names = append(names, tool.Name)
-	}
-	return body, names
-}
-
 // With writes on, /mcp/ersatztv (v1) is over the budget, so the gateway
 // splits it into default toolsets (app.DefaultToolsets): each fits, and
 // together they offer every tool, in either API's mode.
@@ -146,10 +88,10 @@ func TestDefaultToolsetsFitTheBudget(t *testing.T) {
 	for _, mode := range []string{"v1", "legacy"} {
 		t.Run(mode, func(t *testing.T) {
 			st := startStack(t, mode, true)
-			_, all := catalog(t, st.g, "/mcp/ersatztv")
+			_, all := st.g.ToolsListSize("openwebui", "/mcp/ersatztv")
 			covered := map[string]bool{}
 			for _, ts := range sets {
-				size, names := catalog(t, st.g, "/mcp/"+ts.Name)
+				size, names := st.g.ToolsListSize("openwebui", "/mcp/"+ts.Name)
 				t.Logf("/mcp/%s (%s, writes on): %d tools, %d bytes", ts.Name, mode, len(names), size)
 				if size > catalogBudget {
 					t.Errorf("/mcp/%s is %d bytes, over the budget", ts.Name, size)
@@ -179,7 +121,7 @@ func TestCatalogFitsTheBudget(t *testing.T) {
 	} {
 		t.Run(c.mode+map[bool]string{true: " writes on", false: " writes off"}[c.writes], func(t *testing.T) {
 			st := startStack(t, c.mode, c.writes)
-			size, names := catalog(t, st.g, "/mcp/ersatztv")
+			size, names := st.g.ToolsListSize("openwebui", "/mcp/ersatztv")
 			t.Logf("/mcp/ersatztv (%s, writes %v): %d tools, %d bytes", c.mode, c.writes, len(names), size)
 			if len(names) != c.tools {
 				t.Errorf("%d tools, want %d: %v", len(names), c.tools, names)

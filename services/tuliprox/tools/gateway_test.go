@@ -1,10 +1,7 @@
 package tools_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -239,48 +236,12 @@ func TestNoCredentialLeavesThroughTheGatewayWithBothClients(t *testing.T) {
 // within the 12 KB tools/list budget.
 func TestCatalogFitsTheBudget(t *testing.T) {
 	s := startStack(t, faketuliprox.Options{}, faketuliprox.DemoAdmin, faketuliprox.DemoAdminPassword, true)
-	body := rawList(t, s.g, "boss")
-	var res struct {
-		Result struct {
-			Tools []json.RawMessage `json:"tools"`
-		} `json:"result"`
+	size, names := s.g.ToolsListSize("boss", "/mcp/tuliprox")
+	if len(names) != 16 {
+		t.Fatalf("tools/list: %v", names)
 	}
-	if err := json.Unmarshal(body, &res); err != nil || len(res.Result.Tools) != 16 {
-		t.Fatalf("tools/list: %v %.300s", err, body)
+	t.Logf("/mcp/tuliprox: 16 tools, %d bytes", size)
+	if size > catalogBudget {
+		t.Fatalf("tools/list is %d bytes, over the %d-byte budget", size, catalogBudget)
 	}
-	t.Logf("/mcp/tuliprox: 16 tools, %d bytes", len(body))
-	if len(body) > catalogBudget {
-		t.Fatalf("tools/list is %d bytes, over the %d-byte budget", len(body), catalogBudget)
-	}
-}
-
-func rawList(t *testing.T, g *gatewaytest.Gateway, client string) []byte {
-	t.Helper()
-	post := func(session, body string) ([]byte, http.Header) {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.URL+"/mcp/tuliprox", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+g.Tokens[client])
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-			req.Header.Set("MCP-Protocol-Version", "2025-06-18")
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		raw, _ := io.ReadAll(res.Body)
-		for _, line := range bytes.Split(raw, []byte("\n")) {
-			if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-				return bytes.TrimSpace(rest), res.Header
-			}
-		}
-		return bytes.TrimSpace(raw), res.Header
-	}
-	_, hdr := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"budget","version":"1"}}}`)
-	session := hdr.Get("Mcp-Session-Id")
-	post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	body, _ := post(session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	return body
 }
