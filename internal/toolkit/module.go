@@ -2,8 +2,10 @@ package toolkit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -74,11 +76,15 @@ func ProvideSecret(constructor any) fx.Option {
 
 // Run is the main function of a tool service: `healthcheck` as the first
 // argument probes a running instance (for the container HEALTHCHECK, as
-// images have no curl); anything else starts the service with the given
-// fx modules and stops it gracefully on SIGTERM.
+// images have no curl), `readycheck` prints its readiness (for install.sh
+// and doctor); anything else starts the service with the given fx modules
+// and stops it gracefully on SIGTERM.
 func Run(name string, modules ...fx.Option) {
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
 		os.Exit(Healthcheck(context.Background(), LoopbackAddr(os.Getenv(EnvListen))))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "readycheck" {
+		os.Exit(Readycheck(context.Background(), LoopbackAddr(os.Getenv(EnvListen)), os.Stdout))
 	}
 	logger := NewLogger(os.Getenv(EnvLogLevel))
 	app := fx.New(
@@ -262,6 +268,46 @@ func ProbeBearer(ctx context.Context, url string, token []byte) int {
 		return 1
 	}
 	return 0
+}
+
+// Readycheck asks the running service at addr for /readyz and writes one
+// line to w: "ready", or the client-safe message of what is wrong (which
+// names the setting to fix and no value but a host name). The exit code is
+// 0 when ready, 1 otherwise.
+func Readycheck(ctx context.Context, addr string, w io.Writer) int {
+	// /readyz bounds its own check at 5 s; this leaves room for the answer.
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+	if err != nil {
+		fmt.Fprintln(w, "cannot ask for readiness:", err)
+		return 1
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(w, "the service does not answer on", addr)
+		return 1
+	}
+	defer res.Body.Close()
+	var body struct {
+		Status string      `json:"status"`
+		Error  ErrorDetail `json:"error"`
+	}
+	if err := json.NewDecoder(io.LimitReader(res.Body, 64<<10)).Decode(&body); err != nil {
+		fmt.Fprintln(w, "/readyz answered HTTP", res.StatusCode, "without a readable body")
+		return 1
+	}
+	if res.StatusCode == http.StatusOK && body.Status == "ready" {
+		fmt.Fprintln(w, "ready")
+		return 0
+	}
+	msg := body.Error.Message
+	if msg == "" {
+		msg = fmt.Sprintf("not ready (HTTP %d)", res.StatusCode)
+	}
+	// One line: errors.Join puts each failing application on its own.
+	fmt.Fprintln(w, strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " "))
+	return 1
 }
 
 // LoopbackAddr turns a listen address (":8000") into a dialable loopback one.

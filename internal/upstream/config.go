@@ -22,6 +22,10 @@ type Config struct {
 	// Name identifies the upstream in messages and logs ("sonarr");
 	// default "upstream".
 	Name string
+	// Setting is the name of the setting that holds BaseURL
+	// ("SONARR_URL"): messages about an unreachable upstream name it, with
+	// the URL's host, as what to fix. Default "the base URL".
+	Setting string
 	// BaseURL is the application's root, e.g. https://sonarr.lan:8989/. A
 	// path prefix (reverse proxy) is preserved; query parameters on it are
 	// sent with every request; a fragment is refused. Userinfo is used for
@@ -176,8 +180,13 @@ func New(cfg Config) (*Client, error) {
 	base.Path, _ = url.PathUnescape(prefix) // prefix came from EscapedPath, so it unescapes
 	base.RawPath = prefix
 
+	setting := cfg.Setting
+	if setting == "" {
+		setting = "the base URL"
+	}
 	return &Client{
 		name:          name,
+		setting:       setting,
 		base:          *base,
 		baseQuery:     baseQuery,
 		header:        header,

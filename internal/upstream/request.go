@@ -266,7 +266,7 @@ func (c *Client) once(ctx context.Context, method, target string, hdr http.Heade
 	defer resp.Body.Close() // closing early drops the connection: the rest is never read
 
 	if isRedirect(resp.StatusCode) {
-		return outcome{err: toolerr.New(toolerr.UpstreamUnavailable, "%s answered with a redirect; set the exact base URL", c.name)}
+		return outcome{err: toolerr.New(toolerr.UpstreamUnavailable, "%s answered with a redirect; set the exact base URL (%s)", c.name, c.setting)}
 	}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	limit := c.maxBytes
@@ -381,30 +381,33 @@ func (c *Client) transportErr(ctx, actx context.Context, err error, timeout time
 		notTLS   tls.RecordHeaderError
 		dnsErr   *net.DNSError
 	)
+	// Messages name the host (never more of the URL) and the setting to fix,
+	// so /readyz and the first failed call tell the operator what to change.
+	host := c.base.Hostname()
 	switch {
 	case errors.As(err, &hostname):
-		return outcome{err: toolerr.Wrap(toolerr.UpstreamUnavailable, err, "%s's TLS certificate does not match the host; set the base URL to a name on the certificate", c.name)}
+		return outcome{err: toolerr.Wrap(toolerr.UpstreamUnavailable, err, "%s's TLS certificate does not match the host %s; set %s to a name on the certificate", c.name, host, c.setting)}
 	case errors.As(err, &invalid):
 		return outcome{err: toolerr.Wrap(toolerr.UpstreamUnavailable, err, "%s's TLS certificate is invalid or expired; renew it or set the CA file", c.name)}
 	case errors.As(err, &unknown), errors.As(err, &verify):
 		return outcome{err: toolerr.Wrap(toolerr.UpstreamUnavailable, err, "%s's TLS certificate not trusted; set the CA file", c.name)}
 	case errors.As(err, &notTLS), errors.Is(err, http.ErrSchemeMismatch):
-		return outcome{err: toolerr.Wrap(toolerr.UpstreamUnavailable, err, "%s did not answer with TLS; check the base URL scheme and port", c.name)}
+		return outcome{err: toolerr.Wrap(toolerr.UpstreamUnavailable, err, "%s at %s did not answer with TLS; check the scheme and port in %s", c.name, host, c.setting)}
 	case errors.As(err, &dnsErr):
 		return outcome{
-			err:       toolerr.Wrap(toolerr.UpstreamUnavailable, err, "cannot resolve %s's host; check the base URL", c.name),
+			err:       toolerr.Wrap(toolerr.UpstreamUnavailable, err, "%s host %s cannot be resolved — check %s", c.name, host, c.setting),
 			transient: !dnsErr.IsNotFound,
 		}
 	case errors.As(err, &netErr) && netErr.Timeout():
-		return outcome{err: toolerr.Wrap(toolerr.Timeout, err, "%s did not answer in time; check that it is reachable", c.name)}
+		return outcome{err: toolerr.Wrap(toolerr.Timeout, err, "%s at %s did not answer in time; check that it is reachable and %s", c.name, host, c.setting)}
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return outcome{
-			err:       toolerr.Wrap(toolerr.UpstreamUnavailable, err, "%s refused the connection; check that it is running and the base URL port", c.name),
+			err:       toolerr.Wrap(toolerr.UpstreamUnavailable, err, "%s at %s refused the connection; check that it is running and the port in %s", c.name, host, c.setting),
 			transient: true,
 		}
 	}
 	return outcome{
-		err:       toolerr.Wrap(toolerr.UpstreamUnavailable, err, "cannot reach %s; check the base URL and that it is running", c.name),
+		err:       toolerr.Wrap(toolerr.UpstreamUnavailable, err, "cannot reach %s at %s; check %s and that it is running", c.name, host, c.setting),
 		transient: true,
 	}
 }

@@ -222,7 +222,7 @@ func fileOf(name string) string {
 // cap, concurrency, user agent, logger) on the result.
 func (s Settings) Config() Config {
 	return Config{
-		Name: s.name, BaseURL: s.URL, Timeout: s.Timeout, CAFile: s.CAFile, AllowHTTP: s.AllowHTTP,
+		Name: s.name, Setting: s.Env.URL, BaseURL: s.URL, Timeout: s.Timeout, CAFile: s.CAFile, AllowHTTP: s.AllowHTTP,
 		Header: s.header.Clone(),
 	}
 }

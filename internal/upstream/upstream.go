@@ -52,6 +52,7 @@ const (
 // concurrent use.
 type Client struct {
 	name          string
+	setting       string  // what to fix when the upstream cannot be reached
 	base          url.URL // without query or trailing slash in the path
 	baseQuery     url.Values
 	header        http.Header

@@ -1016,3 +1016,45 @@ func TestRequestTimeout(t *testing.T) {
 		})
 	}
 }
+
+// An unreachable upstream's message names its host and the setting to fix
+// (what /readyz and install.sh print), and nothing else of the URL.
+func TestUnreachableNamesHostAndSetting(t *testing.T) {
+	t.Parallel()
+	refused := httptest.NewServer(http.NotFoundHandler())
+	refusedURL := refused.URL
+	refused.Close() // nothing listens there any more
+	cases := []struct {
+		name, url, setting string
+		want               []string
+	}{
+		{"unresolvable host", "http://sonarr.invalid:8989/sonarr?apikey=SECRET-Q", "SONARR_URL",
+			[]string{"Sonarr host sonarr.invalid cannot be resolved", "SONARR_URL"}},
+		{"connection refused", refusedURL + "/?token=SECRET-Q", "SONARR_URL",
+			[]string{"Sonarr at 127.0.0.1 refused the connection", "SONARR_URL"}},
+		{"no setting named", "http://sonarr.invalid:8989/", "",
+			[]string{"Sonarr host sonarr.invalid cannot be resolved", "the base URL"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := New(Config{Name: "Sonarr", Setting: tc.setting, BaseURL: tc.url, AllowHTTP: true, Retries: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = c.GetJSON(context.Background(), "/api/v3/system/status", nil, &map[string]any{})
+			wantCode(t, err, toolerr.UpstreamUnavailable)
+			msg := toolerr.MessageOf(err)
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q lacks %q", msg, w)
+				}
+			}
+			for _, leak := range []string{"SECRET-Q", "/sonarr", "8989", "http://"} {
+				if strings.Contains(msg, leak) {
+					t.Errorf("message %q shows more of the URL than its host: %q", msg, leak)
+				}
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -116,4 +117,55 @@ func TestProcess(t *testing.T) {
 			}
 		},
 	})
+}
+
+// `arr readycheck` (what install.sh and doctor run in the container) prints
+// one line: "ready", or what is wrong and which setting to fix, naming no
+// value but a host name.
+func TestReadycheckNamesTheProblem(t *testing.T) {
+	bin := toolkittest.Build(t, ".")
+	key := toolkittest.SecretFile(t, sonarrKey)
+	wrongKey := toolkittest.SecretFile(t, "arr-main-SECRET-wrong-key-9876543210")
+	token := toolkittest.SecretFile(t, "arr-readycheck-token-0123456789")
+	fake := httptest.NewServer(fakesonarr.New(sonarrKey, nil))
+	defer fake.Close()
+	cases := []struct {
+		name   string
+		env    []string
+		ready  bool
+		want   []string
+		absent []string
+	}{
+		{name: "reachable, key accepted", env: []string{"SONARR_URL=" + fake.URL, "SONARR_API_KEY_FILE=" + key}, ready: true, want: []string{"ready"}},
+		{name: "unresolvable host", env: []string{"SONARR_URL=http://sonarr.invalid:8989/base", "SONARR_API_KEY_FILE=" + key},
+			want: []string{"Sonarr host sonarr.invalid cannot be resolved — check SONARR_URL"}, absent: []string{"8989", "/base"}},
+		{name: "key rejected", env: []string{"SONARR_URL=" + fake.URL, "SONARR_API_KEY_FILE=" + wrongKey},
+			want: []string{"Sonarr rejected the API key", "SONARR_API_KEY_FILE"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := append([]string{"TOOLGATE_LISTEN=" + toolkittest.FreeAddr(t), "TOOLGATE_SERVICE_TOKEN_FILE=" + token, "SONARR_ALLOW_HTTP=true"}, tc.env...)
+			toolkittest.StartHealthy(t, bin, env)
+			cmd := exec.Command(bin, "readycheck")
+			cmd.Env = env
+			out, err := cmd.CombinedOutput()
+			if (err == nil) != tc.ready {
+				t.Fatalf("readycheck: err %v, want ready %v:\n%s", err, tc.ready, out)
+			}
+			line := string(out)
+			if strings.Count(line, "\n") != 1 {
+				t.Errorf("readycheck printed %q, want one line", line)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(line, w) {
+					t.Errorf("readycheck printed %q, lacking %q", line, w)
+				}
+			}
+			for _, a := range append(tc.absent, sonarrKey, "SECRET") {
+				if strings.Contains(line, a) {
+					t.Errorf("readycheck printed %q, which shows %q", line, a)
+				}
+			}
+		})
+	}
 }

@@ -56,7 +56,7 @@ func New(cfg Config) (*Client, error) {
 	display := DisplayName(cfg.App)
 	header := http.Header{"X-Api-Key": {string(cfg.APIKey)}, "Accept": {"application/json"}}
 	up, err := upstream.New(upstream.Config{
-		Name: display, BaseURL: cfg.URL, Timeout: cfg.Timeout, CAFile: cfg.CAFile,
+		Name: display, Setting: App(cfg.App).Env().URL, BaseURL: cfg.URL, Timeout: cfg.Timeout, CAFile: cfg.CAFile,
 		AllowHTTP: cfg.AllowHTTP, Header: header, UserAgent: "toolgate-arr", Logger: cfg.Logger,
 		MaxBytes: 16 << 20, // a full series or movie list of a big library is several MiB
 	})
@@ -154,6 +154,9 @@ func (c *Client) mapErr(err error) error {
 	case toolerr.UpstreamUnavailable, toolerr.Timeout:
 		var te *toolerr.Error
 		errors.As(err, &te)
+		if strings.Contains(te.Message, env.URL) {
+			return err // the upstream client named the setting already
+		}
 		return toolerr.Wrap(te.Code, err, "%s (%s)", te.Message, env.URL)
 	}
 	return err

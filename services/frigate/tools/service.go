@@ -38,6 +38,7 @@ func NewClient(set Settings, log *slog.Logger) (*client.Client, error) {
 	return client.New(client.Config{
 		Upstream: upstream.Config{
 			Name:    "Frigate",
+			Setting: "FRIGATE_URL",
 			BaseURL: set.APIRoot.String(),
 			// Each attempt may use the whole deadline; the call's context
 			// carries the one deadline shared by all of a read's requests.

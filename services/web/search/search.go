@@ -62,7 +62,7 @@ func New(cfg Config) (*Client, error) {
 		cfg.SnippetChars = DefaultSnippetChars
 	}
 	up, err := upstream.New(upstream.Config{
-		Name: "SearXNG", BaseURL: cfg.BaseURL, AllowHTTP: cfg.AllowHTTP, CAFile: cfg.CAFile,
+		Name: "SearXNG", Setting: "WEB_SEARXNG_URL", BaseURL: cfg.BaseURL, AllowHTTP: cfg.AllowHTTP, CAFile: cfg.CAFile,
 		Timeout: cfg.Timeout, MaxBytes: 4 << 20,
 		// One retry for a network blip or 5xx; SearXNG's limiter answers
 		// 429 without Retry-After, and hammering it only prolongs a block.
