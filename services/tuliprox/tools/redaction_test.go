@@ -58,8 +58,9 @@ func TestConfigRedactionWithHostileDocuments(t *testing.T) {
 			secrets: []string{"hostile-S5-pw", "hostile-S5-path", "hostile-S5-tok", "line.example", "x.example"}, has: []string{"[URL withheld]"}},
 		{name: "a relative Xtream path", doc: map[string]any{"fallback": "/live/bob/hostile-S6-rel/55.ts", "movie": "movie/bob/hostile-S6-mov/9.mkv"},
 			secrets: []string{"hostile-S6-rel", "hostile-S6-mov"}},
-		{name: "a bare query string", doc: map[string]any{"params": "?username=hostile-S7-u&password=hostile-S7-p&type=m3u", "q2": "get.php?user=hostile-S7-u2&pass=hostile-S7-p2"},
-			secrets: []string{"hostile-S7-u", "hostile-S7-p", "hostile-S7-u2", "hostile-S7-p2"}, has: []string{"type=m3u"}},
+		{name: "a bare query string", doc: map[string]any{"params": "?username=hostile-S7-u&password=hostile-S7-p&type=m3u", "q2": "get.php?user=hostile-S7-u2&pass=hostile-S7-p2",
+			"q3": "xmltv.php?api_key=hostile-S7-k&token=hostile-S7-t&output=ts"},
+			secrets: []string{"hostile-S7-u", "hostile-S7-p", "hostile-S7-u2", "hostile-S7-p2", "hostile-S7-k", "hostile-S7-t"}, has: []string{"type=m3u", "output=ts"}},
 		{name: "free-text secrets the generic rules catch", doc: map[string]any{"comment": "login with password: hostile-S8-free, api_key=hostile-S8-key"},
 			secrets: []string{"hostile-S8-free", "hostile-S8-key"}},
 		{name: "a URL as a key", doc: map[string]any{"http://u:hostile-S9-key@h.example/": 1}, secrets: []string{"hostile-S9-key", "h.example"}},
@@ -103,11 +104,16 @@ func TestResultsLoseProviderURLs(t *testing.T) {
 	e := admin(t, faketuliprox.Options{Hostile: true})
 	e.fake.Lock()
 	e.fake.Data().Streams[0]["note"] = "relay http://u:p@line.example/live/u/" + faketuliprox.SecretStreamURLPass + "/1.ts?token=x"
+	// A logo that carries the line's credentials, which Tuliprox itself
+	// would null (§4.3) and this neighbour does not.
+	e.fake.Data().Targets[0].Records[0].Logo = "http://bob:hostile-logo-pw@logos.example/live/bob/hostile-logo-path/1.png?token=hostile-logo-tok"
 	e.fake.Unlock()
 	e.service(t).RunReads(t, []toolkittest.ReadCase{
 		{Name: "items", Tool: tools.ToolItems, Args: map[string]any{"target": "main", "cluster": "video", "fields": []any{"additional_properties"}},
 			Has: []string{`"plot"`}, HasNot: []string{"direct_source", "cover_url"}},
 		{Name: "streams", Tool: tools.ToolStreams, Has: []string{"relay http://"}, HasNot: []string{"u:p@"}},
+		{Name: "a logo with credentials", Tool: tools.ToolItems, Args: map[string]any{"target": "main", "cluster": "live", "fields": []any{"name", "logo", "logo_small"}, "limit": 1},
+			Has: []string{"/live/********/********/1.png"}, HasNot: []string{"hostile-logo-pw", "hostile-logo-path", "hostile-logo-tok"}},
 		{Name: "history", Tool: tools.ToolHistory, Args: map[string]any{"page_size": 200}, HasNot: []string{"provider_url"}},
 	}, secrets...)
 }
