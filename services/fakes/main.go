@@ -42,9 +42,14 @@ import (
 // Ports are the real applications' defaults.
 const (
 	frigatePort = 5000
-	// ersatztvPort is ErsatzTV's UI port (ETV_UI_PORT).
+	// ersatztvPort is ErsatzTV's UI port (ETV_UI_PORT), where the /api/v1
+	// fake answers.
 	ersatztvPort = 8409
-	searxngPort  = 8080
+	// ersatztvLegacyPort serves upstream ErsatzTV's unversioned /api (the
+	// legacy fake, as on its UI port) beside it, so the demo can try
+	// legacy mode with ERSATZTV_URL=http://etv:8410.
+	ersatztvLegacyPort = 8410
+	searxngPort        = 8080
 	// unraidPort stands for Unraid\'s web port 80, which a container
 	// without capabilities may not bind everywhere.
 	unraidPort = 8880
@@ -52,7 +57,7 @@ const (
 	tuliproxPort = 8901
 )
 
-var ports = []int{fakesonarr.Port, fakeradarr.Port, fakeprowlarr.Port, frigatePort, ersatztvPort, searxngPort, fakehass.Port, unraidPort, tuliproxPort}
+var ports = []int{fakesonarr.Port, fakeradarr.Port, fakeprowlarr.Port, frigatePort, ersatztvPort, ersatztvLegacyPort, searxngPort, fakehass.Port, unraidPort, tuliproxPort}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
@@ -131,15 +136,16 @@ func fakes(key, password string, ha homeAssistant, unraidKey string, tp tuliprox
 		SemanticSearch: true,
 	})
 	return map[int]http.Handler{
-		fakesonarr.Port:   fakesonarr.NewDemo(key),
-		fakeradarr.Port:   fakeradarr.NewDemo(key),
-		fakeprowlarr.Port: fakeprowlarr.NewDemo(key),
-		frigatePort:       frigate.Handler(),
-		ersatztvPort:      fakeersatztv.NewV1(fakeersatztv.NewDemoStore(time.Now()), key),
-		searxngPort:       fakesearx.NewDemo(),
-		unraidPort:        fakeunraid.New(fakeunraid.Options{AdminKey: unraidKey}, fakeunraid.DemoState(time.Now())).Handler(),
-		fakehass.Port:     fakehass.New(fakehass.DemoHome(fakehass.Options{Token: ha.token, ConfigDir: ha.configDir})).Handler(),
-		tuliproxPort:      faketuliprox.New(faketuliprox.Options{Users: tuliproxUsers}),
+		fakesonarr.Port:    fakesonarr.NewDemo(key),
+		fakeradarr.Port:    fakeradarr.NewDemo(key),
+		fakeprowlarr.Port:  fakeprowlarr.NewDemo(key),
+		frigatePort:        frigate.Handler(),
+		ersatztvPort:       fakeersatztv.NewV1(fakeersatztv.NewDemoStore(time.Now()), key),
+		ersatztvLegacyPort: fakeersatztv.NewLegacy(fakeersatztv.NewDemoStore(time.Now())).Handler(true),
+		searxngPort:        fakesearx.NewDemo(),
+		unraidPort:         fakeunraid.New(fakeunraid.Options{AdminKey: unraidKey}, fakeunraid.DemoState(time.Now())).Handler(),
+		fakehass.Port:      fakehass.New(fakehass.DemoHome(fakehass.Options{Token: ha.token, ConfigDir: ha.configDir})).Handler(),
+		tuliproxPort:       faketuliprox.New(faketuliprox.Options{Users: tuliproxUsers}),
 	}
 }
 

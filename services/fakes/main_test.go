@@ -31,6 +31,8 @@ func TestFakesUseTheGivenCredentials(t *testing.T) {
 		{"frigate bad password", "POST", "/api/login", `{"user":"viewer","password":"wrong"}`, frigatePort, map[string]string{"Content-Type": "application/json"}, 401},
 		{"ersatztv with key", "GET", "/api/v1/version", "", ersatztvPort, map[string]string{"X-Api-Key": key}, 200},
 		{"ersatztv without key", "GET", "/api/v1/channels", "", ersatztvPort, nil, 401},
+		{"upstream ErsatzTV takes no key", "GET", "/api/version", "", ersatztvLegacyPort, nil, 200},
+		{"upstream ErsatzTV has no /api/v1", "GET", "/api/v1/version", "", ersatztvLegacyPort, nil, 200}, // its web app
 		{"searxng json", "GET", "/search?q=nimbus&format=json", "", searxngPort, nil, 200},
 		{"home assistant with token", "GET", "/api/", "", fakehass.Port, map[string]string{"Authorization": "Bearer demo-ha-token-0123456789"}, 200},
 		{"home assistant wrong token", "GET", "/api/states", "", fakehass.Port, map[string]string{"Authorization": "Bearer nope"}, 401},
