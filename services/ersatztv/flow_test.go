@@ -145,13 +145,7 @@ func TestDeletesWaitForAPerson(t *testing.T) {
 func TestStaleIfMatchThroughTheGateway(t *testing.T) {
 	st := startStack(t, "v1", true)
 	wire := &capture.Buffer{}
-	hc := gatewaytest.RecordingClient(wire, map[string]string{"Authorization": "Bearer " + st.g.Tokens["openwebui"]})
-	sess, err := sdk.NewClient(&sdk.Implementation{Name: "ersatztv-flow-test", Version: "1"}, nil).
-		Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: st.g.URL + "/mcp/ersatztv", HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := st.g.SDKClientAt("openwebui", "/mcp/ersatztv", wire)
 	call := func(args map[string]any) (map[string]any, bool) {
 		res, err := sess.CallTool(t.Context(), &sdk.CallToolParams{Name: "ersatztv_update_collection_custom_order", Arguments: args})
 		if err != nil {

@@ -144,13 +144,7 @@ func TestReadsThroughTheGatewayWithBothClients(t *testing.T) {
 	st.store.Unlock()
 
 	sdkWire := &capture.Buffer{}
-	hc := gatewaytest.RecordingClient(sdkWire, map[string]string{"Authorization": "Bearer " + st.g.Tokens["openwebui"]})
-	sc := sdk.NewClient(&sdk.Implementation{Name: "ersatztv-gateway-test", Version: "1"}, nil)
-	sess, err := sc.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: st.g.URL + "/mcp/ersatztv", HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := st.g.SDKClientAt("openwebui", "/mcp/ersatztv", sdkWire)
 	mc := st.g.ClientAt("openwebui", "ann@example.org", "/mcp/ersatztv")
 
 	calls := []struct {

@@ -182,13 +182,7 @@ func TestPersonalDataToolsOnlyForAdmins(t *testing.T) {
 func TestNoCredentialLeavesThroughTheGatewayWithBothClients(t *testing.T) {
 	s := startStack(t, faketuliprox.Options{Hostile: true}, faketuliprox.DemoAdmin, faketuliprox.DemoAdminPassword, true)
 	sdkWire := &capture.Buffer{}
-	hc := gatewaytest.RecordingClient(sdkWire, map[string]string{"Authorization": "Bearer " + s.g.Tokens["boss"]})
-	sc := sdk.NewClient(&sdk.Implementation{Name: "tuliprox-gateway-test", Version: "1"}, nil)
-	sess, err := sc.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: s.g.URL + "/mcp/tuliprox", HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := s.g.SDKClientAt("boss", "/mcp/tuliprox", sdkWire)
 	mc := s.g.ClientAt("boss", "", "/mcp/tuliprox")
 	calls := []struct {
 		tool string
