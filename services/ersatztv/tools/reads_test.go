@@ -210,3 +210,22 @@ func TestPagedToolsDeclareZeroBasedPagesAndTheirCap(t *testing.T) {
 		t.Errorf("%d paged tools listed, want %d", seen, len(paged))
 	}
 }
+
+// get_version says which API the service speaks and whether it was
+// detected or set with ERSATZTV_MODE.
+func TestGetVersionSaysTheModeAndWhereItCameFrom(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  *upstreamEnv
+		has  []string
+	}{
+		{"v1 detected", startV1(t, nil), []string{`"mode":"v1"`, `"api":"/api/v1"`, `"modeFrom":"detected at start"`}},
+		{"v1 configured", startV1(t, map[string]string{"ERSATZTV_MODE": "v1"}), []string{`"mode":"v1"`, `"modeFrom":"ERSATZTV_MODE"`}},
+		{"legacy detected", startLegacy(t, nil), []string{`"mode":"legacy"`, `"api":"/api"`, `"modeFrom":"detected at start"`}},
+		{"legacy configured", startLegacy(t, map[string]string{"ERSATZTV_MODE": "legacy"}), []string{`"mode":"legacy"`, `"modeFrom":"ERSATZTV_MODE"`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.env.service(t).RunReads(t, []toolkittest.ReadCase{{Tool: "ersatztv_get_version", Has: c.has}}, testKey)
+		})
+	}
+}
