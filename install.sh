@@ -176,6 +176,49 @@ for name in gateway/admin_token gateway/approval_key gateway/user_jwt_secret gat
 	fi
 done
 
+# searxng_settings KEY: the bundled SearXNG's settings.yml. SearXNG's own
+# defaults plus what toolgate's web service needs: the JSON format (off by
+# default), no limiter (it would answer the one internal client 429) and a
+# secret key of its own (SearXNG refuses to start with the default one).
+searxng_settings() {
+	cat <<EOF
+# Written by install.sh for the stack's SearXNG (docs/services/web.md); it
+# never overwrites this file. Everything not set here is SearXNG's default.
+use_default_settings: true
+general:
+  instance_name: toolgate
+server:
+  secret_key: "$1"
+  limiter: false
+  public_instance: false
+  image_proxy: false
+search:
+  formats: [html, json]
+EOF
+}
+
+env_setting() { # env_setting FILE NAME: the value of NAME= in secrets/FILE (the last one)
+	[ -f "$secrets_dir/$1" ] || return 0
+	sed -n "s/^[[:space:]]*$2=[[:space:]]*//p" "$secrets_dir/$1" | tail -n 1 | sed 's/^["'\'']//; s/["'\'']$//'
+}
+
+# SearXNG for web_search: the stack's own (profile searxng) unless
+# secrets/web.env names another one. The demo has its fake (searxng-demo)
+# and never pulls an image.
+searxng=false
+if ! $demo; then
+	case $(env_setting web.env WEB_SEARXNG_URL) in
+	"" | http://searxng:8080 | http://searxng:8080/) searxng=true ;;
+	esac
+fi
+if $searxng && [ ! -s "$secrets_dir/searxng/settings.yml" ]; then
+	# Never overwritten, like every secret: edit it to change engines.
+	run mkdir -p "$secrets_dir/searxng"
+	new_file "$secrets_dir/searxng/settings.yml"
+	$dry_run || searxng_settings "$(random_secret)" >"$secrets_dir/searxng/settings.yml"
+	say "generated searxng/settings.yml"
+fi
+
 # The gateway binary of this tree, for the subcommands below; built once,
 # and only when one of them has work to do.
 gateway_bin=$root/compose/.build/bin/gateway
@@ -252,6 +295,7 @@ else
 		*) profiles+=("$s") ;;
 		esac
 	done
+	$searxng && profiles+=(searxng)
 fi
 profile_list=$(printf '%s\n' "${profiles[@]}" | sort -u | paste -sd, -)
 say "== profiles: web (always)${profile_list:+, $profile_list}"
@@ -259,13 +303,9 @@ say "== profiles: web (always)${profile_list:+, $profile_list}"
 # Home Assistant's configuration directory on this host (for the YAML
 # tools) and whether it is mounted writable: HA_CONFIG_HOST_DIR and
 # HA_YAML_WRITE in secrets/homeassistant.env.
-ha_setting() { # ha_setting NAME: the value of NAME= in homeassistant.env
-	[ -f "$secrets_dir/homeassistant.env" ] || return 0
-	sed -n "s/^[[:space:]]*$1=[[:space:]]*//p" "$secrets_dir/homeassistant.env" | tail -n 1 | sed 's/^["'\'']//; s/["'\'']$//'
-}
-ha_config_dir=$(ha_setting HA_CONFIG_HOST_DIR)
+ha_config_dir=$(env_setting homeassistant.env HA_CONFIG_HOST_DIR)
 ha_config_mode=ro
-[ "$(ha_setting HA_YAML_WRITE)" = "true" ] && ha_config_mode=rw
+[ "$(env_setting homeassistant.env HA_YAML_WRITE)" = "true" ] && ha_config_mode=rw
 if [ -n "$ha_config_dir" ] && [ ! -d "$ha_config_dir" ]; then
 	die "HA_CONFIG_HOST_DIR in $secrets_dir/homeassistant.env is not a directory"
 fi
@@ -298,8 +338,49 @@ if $build; then
 	say "== building images (local Go toolchain, no registry)"
 	run scripts/images.sh
 fi
+# Exact profile switches: the containers of services whose profile is off
+# now (the demo after a real install, arr once secrets/arr.env is gone) are
+# stopped and removed before the start, so two containers never answer to
+# one name (arr-demo and arr both as arr). Only this project's service
+# containers are looked at; one-off `compose run` containers are left alone.
+if $dry_run; then
+	say "would remove the containers of services outside profiles ${profile_list:-(none)}"
+else
+	active=$(compose config --services)
+	stale=()
+	for svc in $(docker ps -a --filter "label=com.docker.compose.project=$project" --filter "label=com.docker.compose.oneoff=False" \
+		--format '{{.Label "com.docker.compose.service"}}' | sort -u); do
+		printf '%s\n' "$active" | grep -qxF "$svc" || stale+=("$svc")
+	done
+	if [ ${#stale[@]} -gt 0 ]; then
+		say "== removing containers of services no longer active: ${stale[*]}"
+		compose --profile '*' rm --stop --force "${stale[@]}"
+	fi
+fi
+
 say "== starting; waiting until every container is healthy"
 run compose up -d --wait --wait-timeout 180
+
+# --- readiness -----------------------------------------------------------------
+# Healthy means the process serves; ready means its upstream answers and
+# accepts the credentials. Each tool service says which (its /readyz, read
+# by `/app readycheck` inside the container), naming the setting to fix. An
+# application that is merely down does not fail the install.
+not_ready=0
+if ! $dry_run; then
+	say "== readiness"
+	for svc in $(compose ps --services --status running | sort); do
+		case $svc in
+		gateway | policy | fakes | searxng) continue ;; # no upstream of their own (web reports SearXNG)
+		esac
+		if msg=$(compose exec -T "$svc" /app readycheck 2>&1); then
+			say "  $svc: OK"
+		else
+			say "  $svc: ${msg:-not ready}"
+			not_ready=$((not_ready + 1))
+		fi
+	done
+fi
 
 # --- OpenWebUI -----------------------------------------------------------------
 network=${project}_clients
@@ -319,12 +400,19 @@ done
 
 # --- how to connect ------------------------------------------------------------
 say ""
-say "toolgate is up. MCP URLs (Streamable HTTP), reachable from containers on the $network network:"
+urls="MCP URLs (Streamable HTTP), reachable from containers on the $network network:"
+if [ "$not_ready" -gt 0 ]; then
+	say "toolgate is up, but $not_ready service(s) are not ready (see readiness above): fix the setting each names"
+	say "in $secrets_dir/<service>.env and re-run ./install.sh. $urls"
+else
+	say "toolgate is up. $urls"
+fi
 endpoints=(web)
 for p in "${profiles[@]}"; do
 	case $p in
 	demo) endpoints+=(arr frigate ersatztv tuliprox homeassistant unraid demo) ;;
 	extended) endpoints+=(unraid-ssh) ;;
+	searxng) ;; # behind web_search, no endpoint of its own
 	*) endpoints+=("$p") ;;
 	esac
 done
@@ -348,7 +436,12 @@ if [ -n "$first_token" ]; then
 fi
 say ""
 say "OpenWebUI: Admin Settings → External Tools → add a server of type \"MCP (Streamable HTTP)\","
-say "URL http://gateway:8080/mcp/<service>, authentication Bearer with the token above."
+if [ -n "$first_token" ]; then
+	say "URL http://gateway:8080/mcp/<service>, authentication Bearer with the token above."
+else
+	say "URL http://gateway:8080/mcp/<service>, authentication Bearer with a client token: the one the first run of"
+	say "install.sh printed, or a new one (docs/install.md, gateway/client_tokens)."
+fi
 say "So the gateway knows who is asking, set in OpenWebUI's environment (the openwebui token needs it):"
 say "  ENABLE_FORWARD_USER_INFO_HEADERS=true"
 say "  FORWARD_USER_INFO_HEADER_JWT_SECRET=<the content of $secrets_dir/gateway/user_jwt_secret>"

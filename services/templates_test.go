@@ -363,7 +363,8 @@ type composeService struct {
 	defaults []string
 }
 
-const secretsDir = "${TOOLGATE_SECRETS_DIR:-./secrets}"
+// The secrets directory has no default: compose before install.sh says to run it.
+const secretsDir = "${TOOLGATE_SECRETS_DIR:?run ./install.sh first}"
 
 func composeServices(t *testing.T) map[string]composeService {
 	t.Helper()

@@ -112,7 +112,7 @@ func TestStack(t *testing.T) {
 
 	// Every container but the gateway, by name and by address: none may
 	// be reachable from the clients network.
-	targets := []string{"arr:8000", "frigate:8000", "ersatztv:8000", "unraid:8000", "tower:8880", "tuliprox:8000", "tuliprox-app:8901", "sonarr:8989", "nvr:5000", "etv:8409", "searxng:8080"}
+	targets := []string{"arr:8000", "frigate:8000", "ersatztv:8000", "unraid:8000", "tower:8880", "tuliprox:8000", "tuliprox-app:8901", "sonarr:8989", "nvr:5000", "etv:8409", "searxng-demo:8080", "searxng:8080"}
 	// The policy sidecar by every name and address a neighbour could try.
 	policyURLs := []string{"http://policy:8181"}
 	for svc, port := range map[string]string{"policy": "8181", "demo": "8000", "web": "8000", "arr-demo": "8000", "frigate-demo": "8000", "ersatztv-demo": "8000", "unraid-demo": "8000", "tuliprox-demo": "8000", "fakes": "8989"} {
@@ -147,7 +147,7 @@ func TestStack(t *testing.T) {
 			"-read", "sonarr_series_list={}", "-read", "radarr_movie_list={}", "-read", "prowlarr_indexer_list={}",
 			"-read", "frigate_list_cameras={}", "-read", "ersatztv_list_playouts={}", "-read", "tuliprox_list_playlist_sources={}",
 			"-read", `web_search={"query":"nimbus nas 3.2"}`,
-			"-read", `web_fetch={"url":"http://searxng:8080/pages/nimbus-3-2-released"}`)...)...)
+			"-read", `web_fetch={"url":"http://searxng-demo:8080/pages/nimbus-3-2-released"}`)...)...)
 		t.Logf("probe:\n%s", out)
 		if err != nil || !strings.Contains(out, "\nPASS") {
 			t.Fatalf("probe failed: %v", err)

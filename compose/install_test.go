@@ -1,0 +1,225 @@
+package compose_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// fakeDocker stands in for the docker CLI so install.sh runs here without
+// an engine: it logs every call, answers `compose config --services` with
+// FAKE_ACTIVE, `ps` (the project's containers) with FAKE_PS, `compose ps`
+// with FAKE_RUNNING, and `compose exec SVC /app readycheck` with
+// FAKE_READY_<SVC> (exit 1 unless "ready").
+const fakeDocker = `#!/usr/bin/env bash
+printf '%s\n' "$*" >>"$FAKE_LOG"
+case $1 in
+info) exit 0 ;;
+ps) printf '%s\n' $FAKE_PS; exit 0 ;;
+compose)
+	shift
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--env-file | --project-name | --project-directory | --profile | -f) shift 2 ;;
+		*) break ;;
+		esac
+	done
+	case $1 in
+	config) printf '%s\n' $FAKE_ACTIVE ;;
+	ps) printf '%s\n' $FAKE_RUNNING ;;
+	exec)
+		var=FAKE_READY_${3//-/_}
+		msg=${!var:-ready}
+		printf '%s\n' "$msg"
+		[ "$msg" = ready ]
+		exit
+		;;
+	esac
+	exit 0
+	;;
+esac
+exit 1
+`
+
+type installRun struct {
+	out, log string
+	env      map[string]string // .env as written
+}
+
+// runInstall runs ./install.sh --no-build with the fake docker against
+// secrets in dir; fake holds the FAKE_* answers.
+func runInstall(t *testing.T, dir string, fake map[string]string, args ...string) installRun {
+	t.Helper()
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte(fakeDocker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logFile, envFile := filepath.Join(dir, "docker.log"), filepath.Join(dir, "env")
+	_ = os.Remove(logFile)
+	cmd := exec.Command("../install.sh", append([]string{"--no-build", "--project", "tgtest", "--secrets", filepath.Join(dir, "secrets"), "--env-file", envFile}, args...)...)
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKE_LOG="+logFile, "TOOLGATE_PUBLISH=", "TOOLGATE_APPROVALS=")
+	for k, v := range fake {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("install.sh %v: %v\n%s", args, err, out)
+	}
+	log, _ := os.ReadFile(logFile)
+	env := map[string]string{}
+	b, _ := os.ReadFile(envFile)
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			env[k] = v
+		}
+	}
+	return installRun{out: string(out), log: string(log), env: env}
+}
+
+// install.sh writes the bundled SearXNG's settings.yml once: JSON on,
+// limiter off, a secret key of its own that it never prints; and turns
+// the searxng profile on only when web.env names no other SearXNG and
+// never with the demo.
+func TestInstallSearXNG(t *testing.T) {
+	cases := []struct {
+		name    string
+		webEnv  string
+		args    []string
+		bundled bool
+	}{
+		{name: "default", bundled: true},
+		{name: "web.env names the bundled one", webEnv: "WEB_SEARXNG_URL=http://searxng:8080\n", bundled: true},
+		{name: "web.env names another SearXNG", webEnv: "WEB_SEARXNG_URL=https://search.lan\n"},
+		{name: "demo", args: []string{"--demo"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.webEnv != "" {
+				if err := os.MkdirAll(filepath.Join(dir, "secrets"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "secrets", "web.env"), []byte(tc.webEnv), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := runInstall(t, dir, nil, tc.args...)
+			profiles := strings.Split(r.env["COMPOSE_PROFILES"], ",")
+			settingsFile := filepath.Join(dir, "secrets", "searxng", "settings.yml")
+			raw, err := os.ReadFile(settingsFile)
+			if !tc.bundled {
+				if slicesContains(profiles, "searxng") || err == nil {
+					t.Fatalf("searxng profile on (%v) or settings written (%v) although not bundled", profiles, err == nil)
+				}
+				return
+			}
+			if !slicesContains(profiles, "searxng") {
+				t.Errorf("COMPOSE_PROFILES=%q lacks searxng", r.env["COMPOSE_PROFILES"])
+			}
+			if err != nil {
+				t.Fatalf("no settings.yml: %v", err)
+			}
+			var s struct {
+				UseDefaultSettings bool `yaml:"use_default_settings"`
+				Server             struct {
+					SecretKey string `yaml:"secret_key"`
+					Limiter   *bool  `yaml:"limiter"`
+				} `yaml:"server"`
+				Search struct {
+					Formats []string `yaml:"formats"`
+				} `yaml:"search"`
+			}
+			if err := yaml.Unmarshal(raw, &s); err != nil {
+				t.Fatalf("settings.yml does not parse: %v\n%s", err, raw)
+			}
+			key := s.Server.SecretKey
+			switch {
+			case !s.UseDefaultSettings:
+				t.Error("use_default_settings is not true: SearXNG would run without its engines")
+			case !slicesContains(s.Search.Formats, "json"):
+				t.Errorf("search.formats = %v, want json in it", s.Search.Formats)
+			case s.Server.Limiter == nil || *s.Server.Limiter:
+				t.Error("server.limiter is not false")
+			case !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(key) || key == "ultrasecretkey":
+				t.Errorf("secret_key %q is not a generated 32-byte key", key)
+			case strings.Contains(r.out, key) || strings.Contains(r.log, key):
+				t.Error("install.sh printed the secret key")
+			}
+			if fi, err := os.Stat(settingsFile); err != nil || fi.Mode().Perm()&0o007 != 0 {
+				t.Errorf("settings.yml is readable by others: %v", fi.Mode())
+			}
+			// A re-run keeps the file (and its key).
+			runInstall(t, dir, nil, tc.args...)
+			if again, _ := os.ReadFile(settingsFile); string(again) != string(raw) {
+				t.Error("a re-run rewrote settings.yml")
+			}
+		})
+	}
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Profile switches are exact: the containers of services outside the
+// active profiles are stopped and removed before the start, nothing else.
+// Readiness is printed per service without failing the install, and no
+// sentence refers to a token that was not printed.
+func TestInstallSwitchesAndReadiness(t *testing.T) {
+	dir := t.TempDir()
+	first := runInstall(t, dir, map[string]string{"FAKE_RUNNING": "gateway policy web"})
+	if !strings.Contains(first.out, "Your first client token") || !strings.Contains(first.out, "the token above") {
+		t.Fatalf("the first run printed no token or does not refer to it:\n%s", first.out)
+	}
+
+	fake := map[string]string{
+		"FAKE_ACTIVE":    "gateway policy web arr searxng",
+		"FAKE_PS":        "gateway policy web arr-demo fakes demo frigate-demo",
+		"FAKE_RUNNING":   "gateway policy web arr searxng",
+		"FAKE_READY_arr": "Sonarr host sonarr.lan cannot be resolved — check SONARR_URL",
+	}
+	r := runInstall(t, dir, fake)
+	rm := regexp.MustCompile(`(?m)^compose .*--profile \* rm --stop --force (.*)$`).FindStringSubmatch(r.log)
+	if rm == nil || rm[1] != "arr-demo demo fakes frigate-demo" {
+		t.Errorf("removed %q, want exactly the demo's containers:\n%s", rm, r.log)
+	}
+	if up, rmAt := strings.Index(r.log, " up -d"), strings.Index(r.log, " rm --stop"); up < rmAt {
+		t.Error("the stale containers were removed after the start, not before it")
+	}
+	for _, want := range []string{
+		"  arr: Sonarr host sonarr.lan cannot be resolved — check SONARR_URL",
+		"  web: OK",
+		"1 service(s) are not ready",
+	} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("install.sh did not print %q:\n%s", want, r.out)
+		}
+	}
+	for _, notExec := range []string{"exec -T gateway", "exec -T policy", "exec -T searxng"} {
+		if strings.Contains(r.log, notExec) {
+			t.Errorf("install.sh ran %q: that container has no readiness of its own", notExec)
+		}
+	}
+	if strings.Contains(r.out, "token above") {
+		t.Errorf("a re-run refers to output it did not print:\n%s", r.out)
+	}
+
+	// Nothing stale: nothing removed.
+	fake["FAKE_PS"] = "gateway policy web arr searxng"
+	if r := runInstall(t, dir, fake); strings.Contains(r.log, " rm ") {
+		t.Errorf("removed containers although none was stale:\n%s", r.log)
+	}
+}
