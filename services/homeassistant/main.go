@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/services/homeassistant/notify"
 	"github.com/toolgate/toolgate/services/homeassistant/reads"
 	"github.com/toolgate/toolgate/services/homeassistant/relay"
+	"github.com/toolgate/toolgate/services/homeassistant/yamlguard"
 )
 
 func main() {
@@ -19,5 +20,6 @@ func main() {
 		reads.Module,
 		relay.Module,
 		notify.Module,
+		yamlguard.Module,
 	)
 }

@@ -20,6 +20,10 @@ func TestProcess(t *testing.T) {
 	srv := httptest.NewServer(fake.Handler())
 	t.Cleanup(srv.Close)
 	tokenFile := toolkittest.SecretFile(t, haToken)
+	configDir := t.TempDir()
+	if err := fakehass.SeedConfig(configDir); err != nil {
+		t.Fatal(err)
+	}
 	toolkittest.CheckProcess(t, toolkittest.ProcessSpec{
 		Bad: []toolkittest.BadStart{
 			{Name: "nothing set", Want: []string{"HA_URL", "HA_TOKEN_FILE"}},
@@ -29,8 +33,10 @@ func TestProcess(t *testing.T) {
 				Want: []string{"HA_MCP_PATH", "HA_MCP_REFRESH"}},
 			{Name: "notify service not a name", Env: []string{"HA_URL=https://ha.lan", "HA_TOKEN_FILE=" + tokenFile, "HA_NOTIFY_SERVICE=../lock/unlock"},
 				Want: []string{"HA_NOTIFY_SERVICE"}},
+			{Name: "YAML settings", Env: []string{"HA_URL=https://ha.lan", "HA_TOKEN_FILE=" + tokenFile, "HA_CONFIG_DIR=" + configDir + "/missing", "HA_YAML_WRITE=perhaps"},
+				Want: []string{"HA_CONFIG_DIR", "HA_YAML_WRITE"}},
 		},
-		Env:     []string{"HA_URL=" + srv.URL, "HA_ALLOW_HTTP=true", "HA_TOKEN_FILE=" + tokenFile},
+		Env:     []string{"HA_URL=" + srv.URL, "HA_ALLOW_HTTP=true", "HA_TOKEN_FILE=" + tokenFile, "HA_CONFIG_DIR=" + configDir, "HA_YAML_WRITE=true"},
 		Ready:   true,
 		Secrets: []string{haToken},
 		Check: func(t *testing.T, p *toolkittest.Process) {
@@ -41,13 +47,13 @@ func TestProcess(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 				list = p.Post(t, "tools/list", nil)
 			}
-			for _, want := range []string{`"ha_entity_list"`, `"ha_config_check"`, `"ha_GetLiveContext"`} {
+			for _, want := range []string{`"ha_entity_list"`, `"ha_config_check"`, `"ha_GetLiveContext"`, `"ha_yaml_list"`, `"ha_yaml_find_source"`} {
 				if !strings.Contains(list, want) {
 					t.Errorf("tools/list lacks %s: %.300s", want, list)
 				}
 			}
-			if strings.Contains(list, `"ha_HassTurnOn"`) {
-				t.Error("a relayed write is offered without HOMEASSISTANT_ALLOW_WRITES")
+			if strings.Contains(list, `"ha_HassTurnOn"`) || strings.Contains(list, `"ha_yaml_update"`) {
+				t.Error("a write is offered without HOMEASSISTANT_ALLOW_WRITES")
 			}
 			got := p.Post(t, "tools/call", map[string]any{"name": "ha_entity_get", "arguments": map[string]any{"entity_id": "lock.front_door"}})
 			if !strings.Contains(got, `locked`) {

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -70,6 +71,7 @@ type Fake struct {
 	changes    []change
 	calls      []ServiceCall
 	checkFail  string
+	checkRules map[string]string
 	reloadFail map[string]bool
 	requests   int
 	mcpTools   func([]map[string]any) []map[string]any
@@ -109,6 +111,23 @@ func (f *Fake) FailCheck(errors string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.checkFail = errors
+}
+
+// FailCheckIfContains makes the configuration check answer invalid with
+// errors whenever one of the files it parses contains text, the way HA
+// refuses a configuration it cannot validate (an unknown trigger
+// platform, say); "" as errors drops the rule.
+func (f *Fake) FailCheckIfContains(text, errors string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.checkRules == nil {
+		f.checkRules = map[string]string{}
+	}
+	if errors == "" {
+		delete(f.checkRules, text)
+		return
+	}
+	f.checkRules[text] = errors
 }
 
 // FailReload makes domain.reload fail (HTTP 500) until called with false.
@@ -383,9 +402,10 @@ func (f *Fake) logbook(w http.ResponseWriter, r *http.Request) {
 func (f *Fake) checkConfig(w http.ResponseWriter, _ *http.Request) {
 	f.mu.Lock()
 	fail := f.checkFail
+	rules := maps.Clone(f.checkRules)
 	f.mu.Unlock()
 	if fail == "" && f.opts.ConfigDir != "" {
-		fail = checkDir(f.opts.ConfigDir)
+		fail = checkDir(f.opts.ConfigDir, rules)
 	}
 	if fail != "" {
 		writeJSON(w, http.StatusOK, map[string]any{"result": "invalid", "errors": fail, "warnings": nil})
@@ -411,11 +431,16 @@ func (f *Fake) scriptConfig(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkDir parses the YAML files HA would load; HA's own tags are fine.
-func checkDir(dir string) string {
+func checkDir(dir string, rules map[string]string) string {
 	for _, name := range []string{"configuration.yaml", "automations.yaml", "scripts.yaml", "scenes.yaml"} {
 		raw, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			continue
+		}
+		for _, text := range slices.Sorted(maps.Keys(rules)) {
+			if strings.Contains(string(raw), text) {
+				return rules[text]
+			}
 		}
 		var v yaml.Node
 		if err := yaml.Unmarshal(raw, &v); err != nil {

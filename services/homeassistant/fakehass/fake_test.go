@@ -138,6 +138,18 @@ func TestCheckReloadAndAdmin(t *testing.T) {
 	if a := do(t, srv, "POST", "/api/config/core/check_config", "", nil); !strings.Contains(a.body, `"errors":"Integration error: nope"`) {
 		t.Fatalf("told to fail: %s", a.body)
 	}
+	f.FailCheck("")
+	if err := os.WriteFile(filepath.Join(dir, "automations.yaml"), []byte("- id: '1'\n  trigger: [{platform: nonsense}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.FailCheckIfContains("platform: nonsense", "Invalid config for 'automation': invalid trigger platform")
+	if a := do(t, srv, "POST", "/api/config/core/check_config", "", nil); !strings.Contains(a.body, `"result":"invalid"`) || !strings.Contains(a.body, "invalid trigger platform") {
+		t.Fatalf("a rule that matches: %s", a.body)
+	}
+	f.FailCheckIfContains("platform: nonsense", "")
+	if a := do(t, srv, "POST", "/api/config/core/check_config", "", nil); !strings.Contains(a.body, `"result":"valid"`) {
+		t.Fatalf("the rule dropped: %s", a.body)
+	}
 	f.FailReload("automation", true)
 	if a := do(t, srv, "POST", "/api/services/automation/reload", "", nil); a.status != 500 {
 		t.Fatalf("failing reload: HTTP %d", a.status)
