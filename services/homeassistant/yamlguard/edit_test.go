@@ -97,9 +97,9 @@ func TestEditsTouchOnlyTheirEntry(t *testing.T) {
 		{
 			name: "update a script's new key goes last; removed keys go", kind: Script, raw: scriptsYAML, id: "evening", op: "update",
 			config: `{"icon":"mdi:weather-night","alias":"Evening","sequence":[{"service":"light.turn_on","target":{"entity_id":"light.living_room_lamp"},"data":{"state":"on"}}]}`,
-			keep: []string{"evening:\n  alias: Evening\n", "        state: 'on'\n  icon: mdi:weather-night\n# End of scripts.\n"},
-			gone: []string{"mode: restart", "evening_note"},
-			entry: map[string]any{"icon": "mdi:weather-night"},
+			keep:   []string{"evening:\n  alias: Evening\n", "        state: 'on'\n  icon: mdi:weather-night\n# End of scripts.\n"},
+			gone:   []string{"mode: restart", "evening_note"},
+			entry:  map[string]any{"icon": "mdi:weather-night"},
 		},
 		{
 			name: "create a script appends after the last entry, before the closing comment", kind: Script, raw: scriptsYAML, id: "morning", op: "create",

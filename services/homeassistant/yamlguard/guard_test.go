@@ -143,8 +143,12 @@ func TestLinksAndOddFilesAreRefused(t *testing.T) {
 		prepare func(t *testing.T, dir string)
 		file    string
 	}{
-		{"symlink to secrets.yaml", func(t *testing.T, dir string) { relink(t, dir, "automations.yaml", func(p string) error { return os.Symlink("secrets.yaml", p) }) }, "automations"},
-		{"symlink out of the directory", func(t *testing.T, dir string) { relink(t, dir, "automations.yaml", func(p string) error { return os.Symlink(outside, p) }) }, "automations"},
+		{"symlink to secrets.yaml", func(t *testing.T, dir string) {
+			relink(t, dir, "automations.yaml", func(p string) error { return os.Symlink("secrets.yaml", p) })
+		}, "automations"},
+		{"symlink out of the directory", func(t *testing.T, dir string) {
+			relink(t, dir, "automations.yaml", func(p string) error { return os.Symlink(outside, p) })
+		}, "automations"},
 		{"symlink to a file that is fine", func(t *testing.T, dir string) {
 			if err := os.Rename(filepath.Join(dir, "scenes.yaml"), filepath.Join(dir, "real-scenes.yaml")); err != nil {
 				t.Fatal(err)
@@ -156,7 +160,9 @@ func TestLinksAndOddFilesAreRefused(t *testing.T) {
 		{"hard link to secrets.yaml", func(t *testing.T, dir string) {
 			relink(t, dir, "automations.yaml", func(p string) error { return os.Link(filepath.Join(dir, "secrets.yaml"), p) })
 		}, "automations"},
-		{"a directory", func(t *testing.T, dir string) { relink(t, dir, "automations.yaml", func(p string) error { return os.Mkdir(p, 0o700) }) }, "automations"},
+		{"a directory", func(t *testing.T, dir string) {
+			relink(t, dir, "automations.yaml", func(p string) error { return os.Mkdir(p, 0o700) })
+		}, "automations"},
 		{"a FIFO", func(t *testing.T, dir string) {
 			relink(t, dir, "automations.yaml", func(p string) error { return syscall.Mkfifo(p, 0o600) })
 		}, "automations"},
@@ -267,7 +273,9 @@ func TestFailuresRestoreTheFile(t *testing.T) {
 		reloads  int
 		backedUp bool
 	}{
-		{"check fails", "ha_yaml_update", updateArgs, "automations.yaml", func(h *harness) { h.fake.FailCheckIfContains("23:30:00", "Invalid config for 'automation': bad trigger") },
+		{"check fails", "ha_yaml_update", updateArgs, "automations.yaml", func(h *harness) {
+			h.fake.FailCheckIfContains("23:30:00", "Invalid config for 'automation': bad trigger")
+		},
 			toolerr.InvalidArgument, []string{"configuration check failed: Invalid config for 'automation': bad trigger", "restored byte-identically"}, 0, true},
 		{"reload fails", "ha_yaml_delete", del, "scripts.yaml", func(h *harness) { h.fake.FailReload("script", true) },
 			toolerr.UpstreamUnavailable, []string{"script.reload failed", "restored byte-identically", "reloading the restored file failed as well"}, 2, true},
@@ -398,4 +406,3 @@ func TestWritesNeedTheirSwitch(t *testing.T) {
 		t.Errorf("tools %v", names)
 	}
 }
-
