@@ -587,3 +587,30 @@ test_tuliprox_writes_need_confirmation if {
 		authz.decision == confirm("model", "write needs confirmation") with input as object.union(write_call(tool, {}), {"service": "tuliprox"})
 	}
 }
+
+# --- Home Assistant's YAML ----------------------------------------------
+
+# Every change of automations, scripts or scenes needs a person: an
+# automation can unlock a door at any time later, which no preview fact
+# of the moment can rule out. The reads stay plain reads.
+test_ha_yaml_writes_need_a_person if {
+	every tool in ["ha_yaml_create", "ha_yaml_update"] {
+		authz.decision == confirm("human", sprintf("tool %q needs human approval", [tool])) with input as write_call(tool, {})
+	}
+	r := `destructive write needs human approval; tool "ha_yaml_delete" needs human approval`
+	authz.decision == confirm("human", r) with input as write_call("ha_yaml_delete", {"annotations": {"destructiveHint": true}})
+
+	# Facts that would ask for no person do not lower it.
+	f := {"kind": "yaml", "domains": ["light"], "device_classes": [], "unresolved": false, "opaque": false}
+	authz.decision == confirm("human", `tool "ha_yaml_update" needs human approval`) with input as facts_call("ha_yaml_update", f)
+
+	# Facts that name a lock add their reason.
+	lock := object.union(f, {"domains": ["lock"]})
+	authz.decision.reason == `the write would operate a lock, which needs a person's approval; tool "ha_yaml_update" needs human approval` with input as facts_call("ha_yaml_update", lock)
+}
+
+test_ha_yaml_reads_are_reads if {
+	every tool in ["ha_yaml_list", "ha_yaml_get", "ha_yaml_read_source", "ha_yaml_find_source"] {
+		authz.decision == allow("read allowed") with input as with_patch({"tool": tool})
+	}
+}

@@ -267,3 +267,32 @@ func TestDocsNameEveryProfile(t *testing.T) {
 		}
 	}
 }
+
+// TestHomeAssistantConfigMount: the homeassistant service finds Home
+// Assistant's configuration where compose mounts it (/config, the
+// documented HA_CONFIG_DIR), read-only unless an overlay makes it a
+// writable claim.
+func TestHomeAssistantConfigMount(t *testing.T) {
+	compose, err := os.ReadFile(filepath.Join("..", "..", "compose", "toolgate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(compose), ":/config:${TOOLGATE_HA_CONFIG_MODE:-ro}") {
+		t.Fatal("compose no longer mounts Home Assistant's configuration at /config, read-only by default")
+	}
+	o := objectsFor(t, newFS(t), "homeassistant")
+	for _, d := range o.Deployments {
+		if d.Name != "homeassistant" {
+			continue
+		}
+		for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
+			if m.MountPath == "/config" {
+				if !m.ReadOnly || m.Name != "ha-config" {
+					t.Errorf("/config: %+v, want the read-only volume ha-config", m)
+				}
+				return
+			}
+		}
+	}
+	t.Fatal("the homeassistant Deployment mounts nothing at /config")
+}

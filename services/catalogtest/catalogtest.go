@@ -30,6 +30,7 @@ import (
 	frigate "github.com/toolgate/toolgate/services/frigate/tools"
 	"github.com/toolgate/toolgate/services/homeassistant/hass"
 	"github.com/toolgate/toolgate/services/homeassistant/reads"
+	"github.com/toolgate/toolgate/services/homeassistant/yamlguard"
 	tuliprox "github.com/toolgate/toolgate/services/tuliprox/tools"
 	unraidssh "github.com/toolgate/toolgate/services/unraid-ssh/diag"
 	unraid "github.com/toolgate/toolgate/services/unraid/tools"
@@ -40,8 +41,8 @@ import (
 type Service struct {
 	Name string
 	// Env configures every application the service can front. Nothing is
-	// contacted; a setting ending in _FILE gets a file with a placeholder
-	// secret.
+	// contacted; an empty setting ending in _FILE gets a file with a
+	// placeholder secret, one ending in _DIR an empty directory.
 	Env map[string]string
 	// Files are settings whose file needs real content (a key that must
 	// parse): each gets a file with what its function returns.
@@ -63,8 +64,11 @@ func All() []Service {
 		{Name: "frigate", Env: map[string]string{
 			"FRIGATE_API_ROOT": local + "/api", "FRIGATE_ALLOW_INSECURE_HTTP": "true", "FRIGATE_TRUSTED_UNAUTHENTICATED": "true",
 		}, Modules: []fx.Option{frigate.Module}},
-		{Name: "homeassistant", Env: map[string]string{"HA_URL": local, "HA_ALLOW_HTTP": "true", "HA_TOKEN_FILE": ""},
-			Modules: []fx.Option{hass.Module, reads.Module}},
+		// The relay's tools come from Home Assistant at runtime; its
+		// demo set is measured in services/homeassistant's catalog test.
+		{Name: "homeassistant", Env: map[string]string{
+			"HA_URL": local, "HA_ALLOW_HTTP": "true", "HA_TOKEN_FILE": "", "HA_CONFIG_DIR": "", "HA_YAML_WRITE": "true",
+		}, Modules: []fx.Option{hass.Module, reads.Module, yamlguard.Module}},
 		{Name: "unraid", Env: map[string]string{"UNRAID_URL": local, "UNRAID_ALLOW_HTTP": "true", "UNRAID_API_KEY_FILE": "", "UNRAID_ALLOW_WRITES": "true"},
 			Modules: []fx.Option{unraid.Module}},
 		{Name: "ersatztv", Env: map[string]string{
@@ -115,6 +119,9 @@ func Tools(t *testing.T, s Service) ([]toolkit.Tool, string) {
 			if err := os.WriteFile(v, []byte("catalogtest-placeholder-secret-0123456789\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if strings.HasSuffix(k, "_DIR") && v == "" {
+			v = t.TempDir()
 		}
 		t.Setenv(k, v)
 	}

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +26,7 @@ import (
 	"github.com/toolgate/toolgate/services/homeassistant/notify"
 	"github.com/toolgate/toolgate/services/homeassistant/reads"
 	"github.com/toolgate/toolgate/services/homeassistant/relay"
+	"github.com/toolgate/toolgate/services/homeassistant/yamlguard"
 )
 
 // gwToken is the planted long-lived access token of the gateway tests.
@@ -33,14 +36,16 @@ const gwToken = "ha-Planted-gateway-token-77e1c0ffee"
 const catalogBudget = 12 << 10
 
 type stack struct {
-	fake *fakehass.Fake
+	configDir string
+	fake      *fakehass.Fake
 	g    *gatewaytest.Gateway
 	mc   *client.Client
 	svc  *toolkit.Service
 }
 
 // startStack runs a fake Home Assistant, the homeassistant service's tools
-// (reads and the relay) over it, and a real gateway in front.
+// (reads, the YAML guard over the fake's configuration directory, and the
+// relay) over it, and a real gateway in front.
 func startStack(t *testing.T, writes bool) *stack {
 	t.Helper()
 	return startStackNotifying(t, writes, "")
@@ -66,7 +71,14 @@ func startStackNotifying(t *testing.T, writes bool, notifyService string) *stack
 		t.Fatal(err)
 	}
 	ha := hass.New(up)
-	static := reads.New(ha, nil).Tools()
+	cfg, err := yamlguard.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cfg.Close() })
+	st.configDir = dir
+	guard := yamlguard.New(cfg, ha, yamlguard.Backups{Dir: filepath.Join(t.TempDir(), "backups"), Keep: 5}, true, nil)
+	static := append(reads.New(ha, nil).Tools(), guard.Tools()...)
 	o2 := gatewaytest.Options{Service: "homeassistant", Tools: static, AllowWrites: writes, Secrets: [][]byte{[]byte(gwToken)}}
 	var routes func(*toolkit.Options)
 	if notifyService != "" {
@@ -384,4 +396,96 @@ func TestCatalogFitsTheBudget(t *testing.T) {
 			t.Errorf("tools/list is %d bytes, over the %d-byte budget", len(raw), catalogBudget)
 		}
 	}
+}
+
+// YAML changes through a real gateway, with both Go MCP clients: the
+// preview shows the diff and needs a person; until a person approves, a
+// confirm writes nothing; after, the file is changed, checked and
+// reloaded once, and a replay is refused. The token is in nothing.
+func TestYAMLChangeThroughTheGatewayWithBothClients(t *testing.T) {
+	st := startStack(t, true)
+	sdkWire := &capture.Buffer{}
+	sc := sdk.NewClient(&sdk.Implementation{Name: "ha-yaml-test", Version: "1"}, nil)
+	sess, err := sc.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: st.g.URL + "/mcp/homeassistant",
+		HTTPClient: &http.Client{Transport: &bearer{token: st.g.Tokens["openwebui"], wire: sdkWire}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	clients := map[string]func(tool string, args map[string]any) (map[string]any, bool){
+		"mcp-go": func(tool string, args map[string]any) (map[string]any, bool) { return st.call(t, tool, args) },
+		"go-sdk": func(tool string, args map[string]any) (map[string]any, bool) {
+			res, err := sess.CallTool(t.Context(), &sdk.CallToolParams{Name: tool, Arguments: args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := json.Marshal(res.StructuredContent)
+			var out map[string]any
+			_ = json.Unmarshal(raw, &out)
+			return out, res.IsError
+		},
+	}
+	morning := map[string]any{"kind": "automation", "id": "1700000000001", "config": map[string]any{
+		"alias": "Morning lights", "description": "Kitchen light on at 06:30 on weekdays",
+		"trigger":   []any{map[string]any{"platform": "time", "at": "06:45:00"}},
+		"condition": []any{map[string]any{"condition": "time", "weekday": []any{"mon", "tue", "wed", "thu", "fri"}}},
+		"action":    []any{map[string]any{"service": "light.turn_on", "target": map[string]any{"entity_id": "light.kitchen_ceiling"}}},
+		"mode":      "single",
+	}}
+	scene := map[string]any{"kind": "scene", "id": "1700000000010", "config": map[string]any{"name": "Movie time", "entities": map[string]any{
+		"light.living_room_lamp": map[string]any{"state": "on", "brightness": 40}, "cover.living_room_blinds": map[string]any{"state": "closed"},
+	}}}
+	cases := []struct {
+		client, file string
+		args         map[string]any
+		diff, after  string
+		tail         string // where the untouched rest of the file starts; kept byte for byte
+	}{
+		{"mcp-go", "automations.yaml", morning, `+      at: '06:45:00'`, "weekday: [mon, tue, wed, thu, fri]", "- id: '1700000000002'"},
+		{"go-sdk", "scenes.yaml", scene, `+      brightness: 40`, "brightness: 40", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.client, func(t *testing.T) {
+			call := clients[c.client]
+			path := filepath.Join(st.configDir, c.file)
+			before, _ := os.ReadFile(path)
+			calls := len(st.fake.Calls())
+			if res, isErr := call("ha_yaml_read_source", map[string]any{"file": "configuration"}); isErr ||
+				!strings.Contains(toJSON(res), "!include automations.yaml") || strings.Contains(toJSON(res), "mqtt_password") {
+				t.Fatalf("read_source: %v", res)
+			}
+			prev, isErr := call("ha_yaml_update", c.args)
+			if isErr || prev["status"] != "confirmation_required" || prev["approval"] != "human" || !strings.Contains(toJSON(prev), c.diff) {
+				t.Fatalf("preview: %v", prev)
+			}
+			ticket := prev["ticket"].(string)
+			if res, isErr := call("ha_yaml_update", confirmArgs(c.args, ticket)); isErr || res["status"] != "pending" {
+				t.Fatalf("confirm before approval: %v", res)
+			}
+			if now, _ := os.ReadFile(path); string(now) != string(before) || len(st.fake.Calls()) != calls {
+				t.Fatal("written before a person approved")
+			}
+			if status := st.g.Approve(ticket); status != http.StatusOK {
+				t.Fatalf("approve: HTTP %d", status)
+			}
+			if res, isErr := call("ha_yaml_update", confirmArgs(c.args, ticket)); isErr || res["status"] != "applied" {
+				t.Fatalf("confirm: %v", res)
+			}
+			after, _ := os.ReadFile(path)
+			rest := ""
+			if c.tail != "" {
+				rest = string(before[strings.Index(string(before), c.tail):])
+			}
+			if !strings.Contains(string(after), c.after) || !strings.HasSuffix(string(after), rest) {
+				t.Errorf("the file after the change:\n%s", after)
+			}
+			if got := st.fake.Calls(); len(got) != calls+1 || got[calls].Service != "reload" {
+				t.Errorf("service calls: %v", got)
+			}
+			if res, isErr := call("ha_yaml_update", confirmArgs(c.args, ticket)); !isErr || gatewaytest.ErrorCode(res) != "forbidden" {
+				t.Fatalf("replay: %v", res)
+			}
+		})
+	}
+	st.g.NoLeaks(t, []string{gwToken, "demo-mqtt-password-not-for-real-use", "0123-demo-openweathermap-key"}, map[string]string{"go-sdk wire": sdkWire.String()})
 }

@@ -77,7 +77,7 @@ type (
 	findArgs struct {
 		Query   string `json:"query" jsonschema:"Text to find, case-insensitive." schema:"minLength=2,maxLength=100"`
 		File    string `json:"file,omitempty" jsonschema:"Default: all four." schema:"enum=automations|scripts|scenes|configuration"`
-		Context int    `json:"context,omitempty" jsonschema:"Lines around each match (default 2)." schema:"minimum=0,maximum=5"`
+		Context int    `json:"context,omitempty" jsonschema:"Lines around a match (default 2)." schema:"minimum=0,maximum=5"`
 		Limit   int    `json:"limit,omitempty" schema:"minimum=1,maximum=50"`
 	}
 )
@@ -97,28 +97,28 @@ func (g *Guard) Tools() []toolkit.Tool {
 		},
 		{
 			Name: "ha_yaml_read_source", Title: "Read YAML source",
-			Description: "Raw lines of automations.yaml, scripts.yaml, scenes.yaml or configuration.yaml, comments included, credentials masked.",
+			Description: "Raw lines of automations, scripts, scenes or configuration.yaml, comments included, credentials masked.",
 			Annotations: readAnn, Handler: toolkit.ReadFor(g.readSource),
 		},
 		{
 			Name: "ha_yaml_find_source", Title: "Find in YAML source",
-			Description: "Find text in those four files (e.g. commented-out blocks); matches with line numbers and context, masked.",
+			Description: "Find text in the four files of ha_yaml_read_source (e.g. commented-out blocks); masked.",
 			Annotations: readAnn, Handler: toolkit.ReadFor(g.findSource),
 		},
 	}
 	if !g.write {
 		return tools
 	}
-	const after = " The preview shows the diff; on confirm: backup, write, HA's config check, reload; the file is restored if either fails."
+	const after = " Preview shows the diff; confirm backs up, writes, checks, reloads (or restores)."
 	return append(tools,
 		toolkit.Tool{
 			Name: "ha_yaml_create", Title: "Create a YAML entry",
-			Description: "Add an automation, script or scene with a new id (script: key)." + after,
+			Description: "Add an automation, script or scene." + after,
 			Annotations: toolkit.Annotations{}, Handler: toolkit.WriteFor(g.previewCreate, applyFor[editArgs](g)),
 		},
 		toolkit.Tool{
 			Name: "ha_yaml_update", Title: "Update a YAML entry",
-			Description: "Replace an entry's configuration (as ha_yaml_get shows it; unchanged parts keep comments and tags)." + after,
+			Description: "Replace an entry's config (as ha_yaml_get shows it; unchanged parts keep comments, tags)." + after,
 			Annotations: toolkit.Annotations{Idempotent: true}, Handler: toolkit.WriteFor(g.previewUpdate, applyFor[editArgs](g)),
 		},
 		toolkit.Tool{
@@ -359,7 +359,7 @@ func (g *Guard) findSource(_ context.Context, in findArgs) (findResult, error) {
 type editArgs struct {
 	Kind   string         `json:"kind" schema:"enum=automation|script|scene"`
 	ID     string         `json:"id" jsonschema:"Automation or scene id, or script key." schema:"minLength=1,maxLength=100,pattern=^[A-Za-z0-9_-]+$"`
-	Config map[string]any `json:"config" jsonschema:"The entry's configuration as HA's YAML has it (without id). Strings like \"!secret name\" or \"!include f.yaml\" become those tags."`
+	Config map[string]any `json:"config" jsonschema:"As in HA's YAML, without id; \"!secret x\", \"!include f\" become tags."`
 	raw    []byte
 }
 
