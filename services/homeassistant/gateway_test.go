@@ -38,9 +38,9 @@ const catalogBudget = 12 << 10
 type stack struct {
 	configDir string
 	fake      *fakehass.Fake
-	g    *gatewaytest.Gateway
-	mc   *client.Client
-	svc  *toolkit.Service
+	g         *gatewaytest.Gateway
+	mc        *client.Client
+	svc       *toolkit.Service
 }
 
 // startStack runs a fake Home Assistant, the homeassistant service's tools
