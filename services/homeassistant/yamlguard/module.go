@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"go.uber.org/fx"
 
@@ -52,6 +53,9 @@ var Module = fx.Module("yamlguard",
 func fromEnv(lc fx.Lifecycle, ha *hass.Client, log *slog.Logger) (*Guard, error) {
 	l := config.FromEnv()
 	set := LoadSettings(l)
+	if !filepath.IsAbs(set.BackupDir) {
+		l.Fail("HA_YAML_BACKUP_DIR", "must be an absolute path")
+	}
 	var dir *Dir
 	if set.ConfigDir != "" {
 		var err error
