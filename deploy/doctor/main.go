@@ -5,7 +5,9 @@
 // secrets read-only and healthy; the tools network internal; the policy
 // sidecar sharing a network with the gateway only and started with token
 // authentication and its authorization policy. It prints a table and exits
-// 1 on any violation.
+// 1 on any violation. Then it asks every tool service whether it is ready
+// (its upstream reachable, its credentials accepted) and prints OK or what
+// to fix per service; readiness never changes the exit code.
 //
 //	go run ./deploy/doctor [-project toolgate] [-publish 127.0.0.1:8080]
 package main
@@ -42,6 +44,8 @@ func main() {
 		fmt.Fprintf(os.Stderr, "doctor: no running containers in project %q\n", *project)
 		os.Exit(2)
 	}
+	fmt.Println()
+	printReadiness(os.Stdout, readiness(ctx, stack))
 	if Failed(findings) {
 		os.Exit(1)
 	}
@@ -82,6 +86,16 @@ func inspect(ctx context.Context, project string) (Stack, error) {
 		s.Networks = append(s.Networks, network.Inspect{Network: n.Network})
 	}
 	return s, nil
+}
+
+// readiness asks every tool service of the stack for its readiness.
+func readiness(ctx context.Context, s Stack) []Readiness {
+	cli, err := client.New(client.WithHostFromEnv())
+	if err != nil {
+		return []Readiness{{Service: "doctor", Message: "docker client: " + err.Error()}}
+	}
+	defer cli.Close()
+	return checkReadiness(ctx, cli, s)
 }
 
 // printTable writes the findings as a table, failures with their reason.
