@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -29,6 +30,10 @@ const (
 type file struct {
 	db   *bolt.DB
 	path string
+	// mu orders the writes: it is taken with the store's lock held (lock
+	// order: Store.mu, then file.mu), so a record taken from memory
+	// reaches the file before any later change of the same ticket.
+	mu sync.Mutex
 }
 
 // record is a ticket as stored. The preview is kept as bytes: it is
@@ -52,17 +57,92 @@ func Open(path string, now func() time.Time, max, perClient int) (*Store, error)
 	for _, t := range loaded {
 		s.tickets[t.ID] = t
 	}
+	s.behind = map[string]struct{}{}
+	s.kick, s.stop, s.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go s.writeBehind()
 	return s, nil
 }
 
-// Close closes the ticket file; a memory-only store has nothing to close.
-func (s *Store) Close() error {
+// behindRetry is how soon a failed write of issued tickets is tried again.
+const behindRetry = time.Second
+
+// writeBehind writes issued tickets to the file until Close: at once when
+// one is issued (tickets issued meanwhile share the next transaction), and
+// again after a failure.
+func (s *Store) writeBehind() {
+	defer close(s.done)
+	var retry <-chan time.Time
+	for {
+		select {
+		case <-s.kick:
+		case <-retry:
+		case <-s.stop:
+			return
+		}
+		retry = nil
+		if s.Flush() != nil {
+			retry = time.After(behindRetry)
+		}
+	}
+}
+
+// Flush writes the issued tickets that are not in the file yet and
+// returns the write's error (ErrStore); a memory-only store has nothing to
+// write. After a failure Issue refuses until a flush succeeds.
+func (s *Store) Flush() error {
+	s.mu.Lock()
+	if s.file == nil || len(s.behind) == 0 {
+		// Whatever failed was written since by a redeem or a decision,
+		// or expired.
+		if s.file != nil && !s.closed {
+			s.behindErr = nil
+		}
+		s.mu.Unlock()
+		return nil
+	}
+	ids := s.behind
+	s.behind = map[string]struct{}{}
+	recs := make([]*Ticket, 0, len(ids))
+	for id := range ids {
+		if t, ok := s.tickets[id]; ok {
+			c := *t
+			recs = append(recs, &c)
+		}
+	}
+	// Taken before the store's lock is let go: a later change of these
+	// tickets (a redeem) is written after this, never overwritten by it.
+	s.file.mu.Lock()
+	s.mu.Unlock()
+	err := s.file.putAllLocked(recs)
+	s.file.mu.Unlock()
+
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err != nil {
+		for id := range ids {
+			if _, ok := s.tickets[id]; ok {
+				s.behind[id] = struct{}{}
+			}
+		}
+	}
+	s.behindErr = err
+	return err
+}
+
+// Close writes the issued tickets not yet in the file and closes it; a
+// memory-only store has nothing to close.
+func (s *Store) Close() error {
 	if s.file == nil {
 		return nil
 	}
-	return s.file.db.Close()
+	s.stopOnce.Do(func() { close(s.stop) })
+	<-s.done
+	err := s.Flush()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A ticket issued now could never be written: refuse it.
+	s.closed, s.behindErr = true, errors.New("the ticket file is closed")
+	return errors.Join(err, s.file.db.Close())
 }
 
 func openFile(path string, now time.Time) (*file, []*Ticket, error) {
@@ -188,12 +268,32 @@ func (f *file) put(t *Ticket) error {
 	if f == nil {
 		return nil
 	}
-	data, err := json.Marshal(record{Ticket: *t, Preview: t.Preview})
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrStore, err)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.putAllLocked([]*Ticket{t})
+}
+
+// putAllLocked writes ts in one transaction; f.mu is held.
+func (f *file) putAllLocked(ts []*Ticket) error {
+	if len(ts) == 0 {
+		return nil
 	}
-	err = f.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte(bucketTickets)).Put([]byte(t.ID), data)
+	data := make([][]byte, len(ts))
+	for i, t := range ts {
+		b, err := json.Marshal(record{Ticket: *t, Preview: t.Preview})
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrStore, err)
+		}
+		data[i] = b
+	}
+	err := f.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucketTickets))
+		for i, t := range ts {
+			if err := b.Put([]byte(t.ID), data[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStore, err)
@@ -205,6 +305,8 @@ func (f *file) delete(ids []string) error {
 	if f == nil || len(ids) == 0 {
 		return nil
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return f.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucketTickets))
 		for _, id := range ids {

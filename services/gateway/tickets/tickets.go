@@ -9,6 +9,7 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -74,7 +75,8 @@ var (
 	ErrFull     = errors.New("too many open tickets")
 	ErrDecided  = errors.New("ticket was already decided")
 	// ErrStore: the ticket file could not be written. Nothing changed: no
-	// ticket was issued, redeemed or decided.
+	// ticket was issued, redeemed or decided. Issue also refuses with it
+	// while the last write of issued tickets failed (see Flush).
 	ErrStore = errors.New("ticket store unavailable")
 	// ErrCorrupt: the ticket file cannot be read or holds something that
 	// is not a ticket; Open refuses it rather than guess which tickets
@@ -82,10 +84,15 @@ var (
 	ErrCorrupt = errors.New("ticket file is unreadable or corrupt")
 )
 
-// Store holds tickets in memory and, when opened with Open, writes every
-// change through to a file before it takes effect, so a restart keeps
-// pending approvals and fresh previews and a used ticket stays used.
-// NewStore gives a store without a file: a restart drops its tickets.
+// Store holds tickets in memory and, when opened with Open, writes them
+// to a file, so a restart keeps pending approvals and fresh previews and a
+// used ticket stays used. Every change that grants or withdraws something
+// (a redeem, a person's decision, a ticket that waits for a person) is on
+// disk before it takes effect. A ready ticket from a preview is written
+// behind, within moments and before any later change of it: a crash in
+// between loses that ticket, and its write then needs a new preview (the
+// lost ticket is unknown, never usable). NewStore gives a store without a
+// file: a restart drops its tickets.
 type Store struct {
 	now       func() time.Time
 	max       int
@@ -94,6 +101,16 @@ type Store struct {
 	mu      sync.Mutex
 	tickets map[string]*Ticket
 	file    *file // nil: memory only
+	// behind holds the ids of issued tickets not yet in the file; the
+	// writer goroutine (writeBehind) writes them. behindErr is its last
+	// write's failure, and Issue refuses while it stands.
+	behind    map[string]struct{}
+	behindErr error
+	closed    bool
+	kick      chan struct{}
+	stop      chan struct{}
+	stopOnce  sync.Once
+	done      chan struct{}
 }
 
 // NewStore returns a store that holds at most max live tickets, and at most
@@ -148,6 +165,9 @@ func (s *Store) Issue(b Binding, previewDigest string, approvalKind approval.Kin
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.behindErr != nil {
+		return Ticket{}, fmt.Errorf("%w: %v", ErrStore, s.behindErr)
+	}
 	if len(s.tickets) >= s.max {
 		s.pruneLocked(now)
 		if len(s.tickets) >= s.max {
@@ -163,6 +183,17 @@ func (s *Store) Issue(b Binding, previewDigest string, approvalKind approval.Kin
 	}
 	if s.perClient > 0 && open >= s.perClient {
 		return Ticket{}, ErrFull
+	}
+	if s.file != nil && t.State == Ready {
+		// The preview's answer does not wait for the disk (an fsync costs
+		// milliseconds); writeBehind writes it.
+		s.tickets[id] = t
+		s.behind[id] = struct{}{}
+		select {
+		case s.kick <- struct{}{}:
+		default: // a write is already due and will take this one too
+		}
+		return *t, nil
 	}
 	if err := s.file.put(t); err != nil {
 		return Ticket{}, err
@@ -202,6 +233,7 @@ func (s *Store) Redeem(id string, b Binding) (Ticket, error) {
 	if err := s.file.put(&used); err != nil {
 		return *t, err
 	}
+	delete(s.behind, id)
 	*t = used
 	return *t, nil
 }
@@ -230,6 +262,7 @@ func (s *Store) decide(id, by string, to State) (Ticket, error) {
 	if err := s.file.put(&decided); err != nil {
 		return *t, err
 	}
+	delete(s.behind, id)
 	*t = decided
 	return *t, nil
 }
@@ -286,6 +319,7 @@ func (s *Store) pruneLocked(now time.Time) int {
 				n++
 			}
 			delete(s.tickets, id)
+			delete(s.behind, id)
 			gone = append(gone, id)
 		}
 	}
