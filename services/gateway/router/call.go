@@ -238,7 +238,7 @@ type previewResult struct {
 // its Preview, and checks what comes back: not cut by a cap, with a
 // digest, and with facts of the allowed shape if it reports any.
 func (r *Router) previewed(ctx context.Context, c *call) (previewResult, *mcp.CallToolResult, string) {
-	res, outcome := r.forward(ctx, c, nil, false)
+	res, outcome := r.forwardPreview(ctx, c)
 	if res.IsError {
 		return previewResult{}, res, outcome
 	}

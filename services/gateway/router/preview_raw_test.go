@@ -1,0 +1,170 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/policies"
+	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/pins"
+	"github.com/toolgate/toolgate/services/gateway/policy"
+	"github.com/toolgate/toolgate/services/gateway/tickets"
+)
+
+// writeBackend offers one write tool and answers every call with result,
+// on the raw way (CallRaw) or decoded as mcp-go's client would (Call).
+type writeBackend struct {
+	mu      sync.Mutex
+	result  string
+	raw     int
+	decoded int
+}
+
+func (b *writeBackend) Name() string { return "demo" }
+
+func (b *writeBackend) ListTools(context.Context) ([]mcp.Tool, error) {
+	t := mcp.NewToolWithRawSchema("demo_counter_add", "Add to the counter.", json.RawMessage(`{"type":"object"}`))
+	ro, destructive := false, false
+	t.Annotations.ReadOnlyHint, t.Annotations.DestructiveHint = &ro, &destructive
+	return []mcp.Tool{t}, nil
+}
+
+func (b *writeBackend) Call(context.Context, string, any, map[string]any, bool) (*mcp.CallToolResult, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.decoded++
+	var res mcp.CallToolResult
+	return &res, json.Unmarshal([]byte(b.result), &res)
+}
+
+func (b *writeBackend) CallRaw(context.Context, string, json.RawMessage, bool) (json.RawMessage, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.raw++
+	return json.RawMessage(b.result), nil
+}
+
+// decodedOnly hides CallRaw: the way through mcp-go's client.
+type decodedOnly struct{ b *writeBackend }
+
+func (d decodedOnly) Name() string { return d.b.Name() }
+func (d decodedOnly) ListTools(ctx context.Context) ([]mcp.Tool, error) {
+	return d.b.ListTools(ctx)
+}
+func (d decodedOnly) Call(ctx context.Context, tool string, args any, meta map[string]any, retry bool) (*mcp.CallToolResult, error) {
+	return d.b.Call(ctx, tool, args, meta, retry)
+}
+
+func writeRouter(t *testing.T, b Backend, store *tickets.Store) *Router {
+	t.Helper()
+	ctx := context.Background()
+	engine, err := policy.NewEmbedded(ctx, policies.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, _ := approval.NewSigner([]byte("preview-test-approval-key-0123456789abcd"))
+	pinStore, _ := pins.Load("")
+	r, err := New(Config{MaxResultBytes: 4 << 10}, Deps{Policy: engine, Tickets: store, Pins: pinStore, Signer: signer, Backends: []Backend{b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RefreshAll(ctx)
+	return r
+}
+
+// TestPreviewTakesTheRawWay: a write's preview is asked for in one plain
+// POST (CallRaw), and what comes back is still checked and changed as on
+// the decoding way: only the preview digest and facts of the service's
+// _meta are used and none of it leaves, a preview cut by the service or
+// by the gateway's cap gets no ticket, a preview without a digest or a
+// result that is not MCP is refused. Both ways answer alike.
+func TestPreviewTakesTheRawWay(t *testing.T) {
+	const digest = `"io.toolgate/preview-digest":"sha256:abc"`
+	big := strings.Repeat("x", 8<<10)
+	cases := []struct {
+		name, result string
+		ticket       bool
+		code         string // the error code when refused
+	}{
+		{"preview with a digest",
+			`{"_meta":{` + digest + `,"secret":"s3cret"},"content":[{"type":"text","text":"{\"preview\":{\"from\":1,\"to\":2}}"}],"structuredContent":{"preview":{"from":1,"to":2}}}`,
+			true, ""},
+		{"cut by the service",
+			`{"_meta":{` + digest + `},"content":[{"type":"text","text":"{}"}],"structuredContent":{"truncated":true,"preview":{}}}`,
+			false, "too_large"},
+		{"over the gateway's cap",
+			`{"_meta":{` + digest + `},"content":[{"type":"text","text":"` + big + `"}],"structuredContent":{"preview":{"n":1}}}`,
+			false, "too_large"},
+		{"no digest",
+			`{"content":[{"type":"text","text":"{}"}],"structuredContent":{"preview":{}}}`,
+			false, "upstream_unavailable"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			answers := map[string]map[string]any{}
+			for _, way := range []string{"raw", "decoded"} {
+				wb := &writeBackend{result: tc.result}
+				var b Backend = wb
+				if way == "decoded" {
+					b = decodedOnly{wb}
+				}
+				store := tickets.NewStore(nil, 100, 10)
+				r := writeRouter(t, b, store)
+				res, err := r.CallTool(auth.WithIdentity(context.Background(), auth.Identity{Client: auth.Client{Name: "c", Groups: []string{"users"}}}), "demo", "demo_counter_add", json.RawMessage(`{"amount":1}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if way == "raw" && (wb.raw != 1 || wb.decoded != 0) {
+					t.Errorf("raw backend: %d raw and %d decoded calls, want the raw way", wb.raw, wb.decoded)
+				}
+				out, _ := json.Marshal(res)
+				if strings.Contains(string(out), "s3cret") || strings.Contains(string(out), "sha256:abc") {
+					t.Errorf("%s: the service's _meta left: %s", way, out)
+				}
+				var body map[string]any
+				if err := json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &body); err != nil {
+					t.Fatalf("%s: %v", way, err)
+				}
+				open := store.List("")
+				switch {
+				case tc.ticket && (res.IsError || body["status"] != "confirmation_required" || len(open) != 1):
+					t.Fatalf("%s: no ticket: %s", way, out)
+				case tc.ticket && (open[0].PreviewDigest != "sha256:abc" || string(open[0].Preview) != `{"from":1,"to":2}`):
+					t.Errorf("%s: ticket %+v", way, open[0])
+				case !tc.ticket && (!res.IsError || len(open) != 0):
+					t.Fatalf("%s: want a refusal without a ticket: %s (%d tickets)", way, out, len(open))
+				case !tc.ticket && body["error"].(map[string]any)["code"] != tc.code:
+					t.Errorf("%s: code %v, want %s", way, body["error"], tc.code)
+				}
+				// The ticket's id and expiry differ from run to run.
+				delete(body, "ticket")
+				delete(body, "expires_at")
+				delete(body, "next")
+				answers[way] = body
+			}
+			a, _ := json.Marshal(answers["raw"])
+			d, _ := json.Marshal(answers["decoded"])
+			if string(a) != string(d) {
+				t.Errorf("the two ways answer differently:\n raw     %s\n decoded %s", a, d)
+			}
+		})
+	}
+	t.Run("not an MCP result", func(t *testing.T) {
+		wb := &writeBackend{result: `{"content":"not a list"}`}
+		store := tickets.NewStore(nil, 100, 10)
+		r := writeRouter(t, wb, store)
+		res, err := r.CallTool(auth.WithIdentity(context.Background(), auth.Identity{Client: auth.Client{Name: "c", Groups: []string{"users"}}}), "demo", "demo_counter_add", json.RawMessage(`{"amount":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, _ := json.Marshal(res); !res.IsError || !strings.Contains(string(out), "upstream_unavailable") || len(store.List("")) != 0 {
+			t.Errorf("want upstream_unavailable and no ticket: %s", out)
+		}
+	})
+}
