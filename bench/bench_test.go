@@ -73,8 +73,8 @@ func TestQuickRunMeasuresEveryRow(t *testing.T) {
 		t.Errorf("RSS readings: %+v", rep.RSS)
 	}
 	for _, m := range rep.RSS {
-		if m.Bytes < 1<<20 {
-			t.Errorf("RSS %s: %d bytes", m.Label, m.Bytes)
+		if m.Bytes < 1<<20 || m.Anon <= 0 || m.File <= 0 || m.Anon+m.File > m.Bytes+m.Bytes/10 {
+			t.Errorf("RSS %s: %d bytes (anonymous %d, file %d)", m.Label, m.Bytes, m.Anon, m.File)
 		}
 	}
 	for _, g := range rep.Groups {

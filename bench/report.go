@@ -39,18 +39,19 @@ type Row struct {
 	Par float64
 }
 
-// RSSReading is one process's resident memory at a point of the run.
+// RSSReading is one process's resident memory at a point of the run:
+// VmRSS, and its anonymous and file-backed parts.
 type RSSReading struct {
-	Label string
-	Bytes int64
+	Label             string
+	Bytes, Anon, File int64
 }
 
 func (r *Report) rss(label string, p *proc) {
-	b, err := p.rss()
+	vm, anon, file, err := p.rss()
 	if err != nil {
-		b = -1
+		vm, anon, file = -1, -1, -1
 	}
-	r.RSS = append(r.RSS, RSSReading{Label: label, Bytes: b})
+	r.RSS = append(r.RSS, RSSReading{Label: label, Bytes: vm, Anon: anon, File: file})
 }
 
 func (r *Report) collect(targets []*target) {
@@ -141,9 +142,10 @@ func (r *Report) Markdown() string {
 		b.WriteString("\n")
 	}
 	if len(r.RSS) > 0 {
-		b.WriteString("### Gateway memory (VmRSS)\n\n| when | RSS |\n|---|---|\n")
+		b.WriteString("### Gateway memory (VmRSS = anonymous + file pages, the binary's mapped code and data)\n\n| when | RSS | anonymous | file |\n|---|---|---|---|\n")
+		mib := func(n int64) float64 { return float64(n) / (1 << 20) }
 		for _, m := range r.RSS {
-			fmt.Fprintf(&b, "| %s | %.1f MiB |\n", m.Label, float64(m.Bytes)/(1<<20))
+			fmt.Fprintf(&b, "| %s | %.1f MiB | %.1f MiB | %.1f MiB |\n", m.Label, mib(m.Bytes), mib(m.Anon), mib(m.File))
 		}
 		b.WriteString("\n")
 	}

@@ -141,21 +141,34 @@ func (p *proc) stop() {
 	p.log.Close()
 }
 
-// rss returns the process's resident set size in bytes (VmRSS).
-func (p *proc) rss() (int64, error) {
+// rss returns the process's resident set size (VmRSS) and its two parts:
+// anonymous memory (heap, stacks) and file pages (mostly the binary's own
+// code and data, shared with every process that maps the same file).
+func (p *proc) rss() (vm, anon, file int64, err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
 	defer f.Close()
+	fields := map[string]*int64{"VmRSS:": &vm, "RssAnon:": &anon, "RssFile:": &file}
+	found := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10, err
+		for name, dst := range fields {
+			if v, ok := strings.CutPrefix(sc.Text(), name); ok {
+				kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				if err != nil {
+					return 0, 0, 0, err
+				}
+				*dst = kb << 10
+				found++
+			}
 		}
 	}
-	return 0, errors.New("no VmRSS in /proc status")
+	if found < len(fields) {
+		return 0, 0, 0, errors.New("no VmRSS, RssAnon or RssFile in /proc status")
+	}
+	return vm, anon, file, nil
 }
 
 // stack is every process of one run, stopped together.
