@@ -405,13 +405,7 @@ func TestCatalogFitsTheBudget(t *testing.T) {
 func TestYAMLChangeThroughTheGatewayWithBothClients(t *testing.T) {
 	st := startStack(t, true)
 	sdkWire := &capture.Buffer{}
-	sc := sdk.NewClient(&sdk.Implementation{Name: "ha-yaml-test", Version: "1"}, nil)
-	sess, err := sc.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: st.g.URL + "/mcp/homeassistant",
-		HTTPClient: &http.Client{Transport: &bearer{token: st.g.Tokens["openwebui"], wire: sdkWire}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := st.g.SDKClientAt("openwebui", "/mcp/homeassistant", sdkWire)
 	clients := map[string]func(tool string, args map[string]any) (map[string]any, bool){
 		"mcp-go": func(tool string, args map[string]any) (map[string]any, bool) { return st.call(t, tool, args) },
 		"go-sdk": func(tool string, args map[string]any) (map[string]any, bool) {

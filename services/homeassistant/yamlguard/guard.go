@@ -220,13 +220,19 @@ type getResult struct {
 	Config any    `json:"config"`
 }
 
+// entry reads the file of k and finds the entry with id.
+func (g *Guard) entry(k Kind, id string) (*Doc, Snapshot, Entry, error) {
+	d, s, err := g.doc(k)
+	if err != nil {
+		return nil, Snapshot{}, Entry{}, err
+	}
+	e, err := d.Find(id)
+	return d, s, e, err
+}
+
 func (g *Guard) get(_ context.Context, in entryArgs) (getResult, error) {
 	k := Kind(in.Kind)
-	d, _, err := g.doc(k)
-	if err != nil {
-		return getResult{}, err
-	}
-	e, err := d.Find(in.ID)
+	_, _, e, err := g.entry(k, in.ID)
 	if err != nil {
 		return getResult{}, err
 	}
@@ -475,11 +481,7 @@ func (g *Guard) previewUpdate(ctx context.Context, in editArgs) (Preview, error)
 	if err != nil {
 		return Preview{}, err
 	}
-	d, s, err := g.doc(k)
-	if err != nil {
-		return Preview{}, err
-	}
-	e, err := d.Find(in.ID)
+	d, s, e, err := g.entry(k, in.ID)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -499,11 +501,7 @@ func (g *Guard) previewUpdate(ctx context.Context, in editArgs) (Preview, error)
 
 func (g *Guard) previewDelete(ctx context.Context, in entryArgs) (Preview, error) {
 	k := Kind(in.Kind)
-	d, s, err := g.doc(k)
-	if err != nil {
-		return Preview{}, err
-	}
-	e, err := d.Find(in.ID)
+	d, s, e, err := g.entry(k, in.ID)
 	if err != nil {
 		return Preview{}, err
 	}
