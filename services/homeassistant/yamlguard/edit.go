@@ -169,18 +169,20 @@ func (d *Doc) listEntry(item *yaml.Node) (Entry, error) {
 }
 
 // blockEnd is the line after an entry that starts at line start with its
-// "- " or key at column col: it runs over blank lines and lines indented
-// deeper, and ends before trailing blank lines.
+// "- " or key at column col: it runs to its last line indented deeper
+// (comments included). Blank lines and comments at col or less do not end
+// it (a commented-out action at column 0 may sit inside an entry), but
+// trailing ones are not part of it.
 func (d *Doc) blockEnd(start, col int) int {
-	end := start + 1
-	last := end
-	for ; end < len(d.lines); end++ {
-		l := d.lines[end]
-		if strings.TrimSpace(l) == "" {
+	last := start + 1
+	for end := start + 1; end < len(d.lines); end++ {
+		t := strings.TrimSpace(d.lines[end])
+		deeper := indentOf(d.lines[end]) > col
+		switch {
+		case t == "" || strings.HasPrefix(t, "#") && !deeper:
 			continue
-		}
-		if indentOf(l) <= col {
-			break
+		case !deeper:
+			return last
 		}
 		last = end + 1
 	}
@@ -327,7 +329,7 @@ func (d *Doc) encode(id string, node *yaml.Node, col int, old string) (string, e
 	if err := enc.Close(); err != nil {
 		return "", toolerr.Wrap(toolerr.InvalidArgument, err, "the configuration cannot be written as YAML")
 	}
-	out := buf.String()
+	out := dropForeignComments(buf.String(), old)
 	if col > 0 {
 		pad := strings.Repeat(" ", col)
 		lines := splitLines(out)
@@ -339,6 +341,30 @@ func (d *Doc) encode(id string, node *yaml.Node, col int, old string) (string, e
 		out = strings.Join(lines, "")
 	}
 	return out, nil
+}
+
+// dropForeignComments removes comment lines the encoder put into an
+// entry's text that its old text does not have as often: yaml.v3 may hang
+// a comment that sits outside the entry's lines on one of its nodes, and
+// those lines stay in the file anyway.
+func dropForeignComments(text, old string) string {
+	have := map[string]int{}
+	for _, l := range splitLines(old) {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "#") {
+			have[t]++
+		}
+	}
+	var b strings.Builder
+	for _, l := range splitLines(text) {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "#") {
+			if have[t] == 0 {
+				continue
+			}
+			have[t]--
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }
 
 func shallow(n *yaml.Node) *yaml.Node {

@@ -49,8 +49,9 @@ type edit struct {
 	id     string
 	op     string // create, update, delete
 	config string
-	// keep are texts the new file must still hold; gone those it must not.
-	keep, gone []string
+	// keep are texts the new file must still hold; gone those it must not;
+	// once those it must hold exactly once.
+	keep, gone, once []string
 	// entry is the entry's expected decoded value after the change.
 	entry map[string]any
 }
@@ -106,6 +107,14 @@ func TestEditsTouchOnlyTheirEntry(t *testing.T) {
 			config: `{"alias":"Morning","sequence":[{"delay":{"seconds":5}}]}`,
 			keep:   []string{"  description: !secret evening_note\nmorning:\n  alias: Morning\n", "# End of scripts.\n"},
 			entry:  map[string]any{"alias": "Morning"},
+		},
+		{
+			name: "a commented-out action at column 0 inside an entry stays inside it", kind: Automation, id: "a", op: "update",
+			raw:    "- id: a\n  alias: A\n  action:\n# - service: light.turn_off\n    - service: light.turn_on\n  mode: single\n  # trailing note\n# Group B\n- id: b\n  alias: B\n",
+			config: `{"alias":"A2","action":[{"service":"light.turn_on"}],"mode":"single"}`,
+			keep:   []string{"- id: a\n  alias: A2\n", "# - service: light.turn_off\n", "  mode: single\n  # trailing note\n# Group B\n- id: b\n  alias: B\n"},
+			once:   []string{"# trailing note", "# Group B", "# - service: light.turn_off"},
+			entry:  map[string]any{"alias": "A2"},
 		},
 		{
 			name: "delete a script keeps the comment above the next", kind: Script, raw: scriptsYAML, id: "notify_door", op: "delete",
@@ -168,6 +177,11 @@ func TestEditsTouchOnlyTheirEntry(t *testing.T) {
 			for _, k := range c.keep {
 				if !strings.Contains(text, k) {
 					t.Errorf("the new file lacks %q:\n%s", k, text)
+				}
+			}
+			for _, o := range c.once {
+				if n := strings.Count(text, o); n != 1 {
+					t.Errorf("the new file has %q %d times:\n%s", o, n, text)
 				}
 			}
 			for _, g := range c.gone {
