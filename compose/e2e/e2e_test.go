@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -315,6 +316,10 @@ func TestStack(t *testing.T) {
 		if err != nil || !strings.Contains(out, " 0 failed") {
 			t.Fatalf("doctor failed on the demo stack: %v", err)
 		}
+		// Every demo service reaches its fake with the right credentials.
+		if !strings.Contains(out, " 0 not ready") || !regexp.MustCompile(`(?m)^arr-demo\s+OK$`).MatchString(out) {
+			t.Errorf("doctor's readiness of the demo stack is not all OK:\n%s", out)
+		}
 	})
 
 	t.Run("doctor catches a container that breaks the rules", func(t *testing.T) {
@@ -367,6 +372,113 @@ func TestStack(t *testing.T) {
 		if out, err := run(ctx, "go", "run", "./deploy/doctor", "-project", project); err == nil || !strings.Contains(out, "publishes "+publish) {
 			t.Fatalf("doctor did not report an unrequested publish: %v\n%s", err, out)
 		}
+	})
+
+	t.Run("profile switches are exact: demo, real arr, demo", func(t *testing.T) {
+		demoSet := []string{"arr-demo", "demo", "ersatztv-demo", "fakes", "frigate-demo", "gateway", "homeassistant-demo", "policy", "tuliprox-demo", "unraid-demo", "web"}
+		services := func() []string {
+			out, err := run(ctx, "docker", "ps", "-a", "--filter", "label=com.docker.compose.project="+project, "--format", `{{.Label "com.docker.compose.service"}}`)
+			if err != nil {
+				t.Fatalf("docker ps: %v %s", err, out)
+			}
+			got := strings.Fields(out)
+			slices.Sort(got)
+			return got
+		}
+		if got := services(); !slices.Equal(got, demoSet) {
+			t.Fatalf("the demo runs %v, want %v", got, demoSet)
+		}
+		// The user's LAN: a Sonarr (and a SearXNG, so nothing is pulled)
+		// outside the project, played by the fakes image on the project's
+		// upstream and egress networks. install.sh must not touch it.
+		lan := project + "-lan"
+		demoSecrets := filepath.Join(secrets, "demo")
+		args := []string{"run", "-d", "--name", lan, "--network", project + "_upstream", "--network-alias", "sonarr-lan",
+			"-v", demoSecrets + ":/s:ro"}
+		for env, file := range map[string]string{"API_KEY": "api_key", "FRIGATE_PASSWORD": "frigate_password", "UNRAID_API_KEY": "unraid_api_key",
+			"HA_TOKEN": "ha_token", "TULIPROX_USERNAME": "tuliprox_username", "TULIPROX_PASSWORD": "tuliprox_password"} {
+			args = append(args, "-e", "FAKES_"+env+"_FILE=/s/"+file)
+		}
+		if out, err := run(ctx, "docker", append(args, "toolgate/fakes:"+envOr("TOOLGATE_TAG", "local"))...); err != nil {
+			t.Fatalf("start the LAN's fake Sonarr: %v %s", err, out)
+		}
+		t.Cleanup(func() { _, _ = run(context.Background(), "docker", "rm", "-f", lan) })
+		if out, err := run(ctx, "docker", "network", "connect", "--alias", "searxng-lan", project+"_egress", lan); err != nil {
+			t.Fatalf("connect the LAN's SearXNG: %v %s", err, out)
+		}
+		key, err := os.ReadFile(filepath.Join(demoSecrets, "api_key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write := func(rel, content string) {
+			t.Helper()
+			p := filepath.Join(secrets, rel)
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write("web.env", "WEB_SEARXNG_URL=http://searxng-lan:8080\n")
+		write("arr/sonarr_api_key", string(key))
+		arrEnv := func(host string) string {
+			return "SONARR_URL=http://" + host + ":8989\nSONARR_ALLOW_HTTP=true\nSONARR_API_KEY_FILE=/run/secrets/arr/sonarr_api_key\n"
+		}
+		real := func(step string) string {
+			t.Helper()
+			out, err := run(ctx, filepath.Join(repoRoot, "install.sh"), "--no-build", "--project", project, "--secrets", secrets, "--env-file", envFile, "--openwebui", owui)
+			if err != nil {
+				t.Fatalf("%s: install.sh: %v\n%s", step, err, out)
+			}
+			return out
+		}
+		untouched := func(step string) {
+			t.Helper()
+			for _, c := range []string{lan, owui} {
+				if _, err := run(ctx, "docker", "inspect", c); err != nil {
+					t.Errorf("%s: install.sh removed %s, which is not the project's", step, c)
+				}
+			}
+		}
+		realSet := []string{"arr", "gateway", "policy", "web"}
+
+		// A Sonarr host that cannot be resolved: the install succeeds and
+		// says what to fix.
+		write("arr.env", arrEnv("sonarr.invalid"))
+		out := real("real arr, host unresolvable")
+		if got := services(); !slices.Equal(got, realSet) {
+			t.Errorf("after the real install the project runs %v, want exactly %v:\n%s", got, realSet, out)
+		}
+		if !strings.Contains(out, "arr: Sonarr host sonarr.invalid cannot be resolved — check SONARR_URL") || !strings.Contains(out, "web: OK") {
+			t.Errorf("install.sh did not name the unresolvable host and its setting:\n%s", out)
+		}
+		if strings.Contains(out, "token above") {
+			t.Errorf("a re-run refers to a token it did not print:\n%s", out)
+		}
+		untouched("real arr")
+
+		write("arr.env", arrEnv("sonarr-lan"))
+		out = real("real arr, host fixed")
+		if got := services(); !slices.Equal(got, realSet) {
+			t.Errorf("after fixing SONARR_URL the project runs %v, want %v", got, realSet)
+		}
+		if !regexp.MustCompile(`(?m)^  arr: OK$`).MatchString(out) {
+			t.Errorf("arr is not ready against the LAN's Sonarr:\n%s", out)
+		}
+		untouched("real arr, fixed")
+
+		out, err = install("--no-build")
+		if err != nil {
+			t.Fatalf("back to the demo: %v\n%s", err, out)
+		}
+		if got := services(); !slices.Equal(got, demoSet) {
+			t.Errorf("back in the demo the project runs %v, want exactly %v", got, demoSet)
+		}
+		if !regexp.MustCompile(`(?m)^  arr-demo: OK$`).MatchString(out) {
+			t.Errorf("the demo's arr is not ready again:\n%s", out)
+		}
+		untouched("demo again")
 	})
 
 	t.Run("install.sh --down stops the stack and keeps the secrets", func(t *testing.T) {
