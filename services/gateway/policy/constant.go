@@ -70,6 +70,9 @@ func (in Input) knownKey() (knownKey, bool) {
 type known struct {
 	decision Decision
 	constant bool
+	// residual, when not constant: what partial evaluation left of the
+	// policy for this known part (residual.go); nil means full evaluation.
+	residual *residual
 }
 
 // knownDecisions is the engine's memory.
@@ -100,8 +103,10 @@ func (k *knownDecisions) put(key knownKey, v known) {
 }
 
 // constant partially evaluates the decision for in's known part and
-// reports whether it is one constant decision, and which.
-func (e *Embedded) constant(ctx context.Context, in Input, fixed bool) (Decision, bool) {
+// reports whether it is one constant decision, and which; when it is not,
+// it returns the residual to evaluate instead of the whole policy (nil when
+// there is none that can be used).
+func (e *Embedded) constant(ctx context.Context, in Input, fixed bool) (Decision, bool, *residual) {
 	e.partialMu.Lock()
 	defer e.partialMu.Unlock()
 	e.partials.Add(1)
@@ -118,8 +123,11 @@ func (e *Embedded) constant(ctx context.Context, in Input, fixed bool) (Decision
 		items = append(items, item("args", ast.ObjectTerm()), item("ticket", Ticket{State: "none"}.term()))
 	}
 	pq, err := e.partial.Partial(ctx, rego.EvalParsedInput(ast.NewObject(items...)), rego.EvalParsedUnknowns(unknowns))
-	if err != nil || len(pq.Support) != 0 {
-		return Decision{}, false
+	if err != nil {
+		return Decision{}, false, nil
+	}
+	if len(pq.Support) != 0 {
+		return Decision{}, false, e.newResidual(ctx, pq)
 	}
 	// OPA leaves some constant expressions unfolded (count(set()) > 0
 	// where a rule that depends on an unknown turned out empty). A query
@@ -128,36 +136,36 @@ func (e *Embedded) constant(ctx context.Context, in Input, fixed bool) (Decision
 	var value ast.Value
 	for _, body := range pq.Queries {
 		if !selfContained(body) {
-			return Decision{}, false
+			return Decision{}, false, e.newResidual(ctx, pq)
 		}
 		rs, err := rego.New(rego.ParsedQuery(body), rego.StrictBuiltinErrors(true)).Eval(ctx)
 		if err != nil {
-			return Decision{}, false
+			return Decision{}, false, e.newResidual(ctx, pq)
 		}
 		for _, r := range rs {
 			x, ok := r.Bindings[resultVar]
 			if !ok {
-				return Decision{}, false
+				return Decision{}, false, e.newResidual(ctx, pq)
 			}
 			v, err := ast.InterfaceToValue(x)
 			if err != nil || (value != nil && value.Compare(v) != 0) {
-				return Decision{}, false
+				return Decision{}, false, e.newResidual(ctx, pq)
 			}
 			value = v
 		}
 	}
 	if value == nil {
-		return Decision{}, false
+		return Decision{}, false, e.newResidual(ctx, pq)
 	}
 	x, err := ast.JSON(value)
 	if err != nil {
-		return Decision{}, false
+		return Decision{}, false, e.newResidual(ctx, pq)
 	}
 	d, err := decisionFromResult(x)
 	if err != nil || Validate(d) != nil {
-		return Decision{}, false
+		return Decision{}, false, e.newResidual(ctx, pq)
 	}
-	return d, true
+	return d, true, nil
 }
 
 // selfContained reports whether body refers to no document (input, data,

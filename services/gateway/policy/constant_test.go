@@ -146,7 +146,9 @@ func TestWhatIsRemembered(t *testing.T) {
 		{"write without arguments or ticket", with(write("demo_counter_reset"), func(in *Input) {
 			in.Service, in.Annotations.Destructive, in.Args = "demo", true, map[string]any{}
 		}), false, 1},
-		{"write with arguments", write("ha_climate_set_temperature"), true, 100},
+		// The first call, then its residual checked against the full
+		// evaluation residualChecks times; after that the residual alone.
+		{"write with arguments", write("ha_climate_set_temperature"), true, 1 + residualChecks},
 		{"write by a read-only group (denied whatever the arguments)", with(write("ha_climate_set_temperature"), groups("readonly")), true, 1},
 	}
 	for _, tc := range cases {
@@ -238,7 +240,87 @@ func TestPoliciesThatReadVaryingFieldsAreEvaluatedEveryTime(t *testing.T) {
 			if e.evals.Load() != 6 {
 				t.Errorf("%d full evaluations for 6 decisions: something was remembered", e.evals.Load())
 			}
+			// Decided by the residual alone (where one compiles), the
+			// answers are the same.
+			r, err := NewEmbedded(t.Context(), policyFS(tc.rego, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.residualChecks = 0
+			for i := range 6 {
+				in, want := allow, Allow
+				if i%2 == 1 {
+					in, want = deny, Deny
+				}
+				if d, err := r.Decide(t.Context(), in); err != nil || d.Decision != want {
+					t.Fatalf("residual, call %d: %+v, %v; want %s", i, d, err, want)
+				}
+			}
+			t.Logf("%d of 5 later decisions by the residual", r.residuals.Load()-1)
 		})
+	}
+}
+
+// TestResidualDecisionsEqualFullEvaluation: decided by residuals alone (no
+// checks against the full evaluation), every known part of the shipped
+// policy with every variant of its varying fields answers exactly as the
+// full evaluation of the real Rego.
+func TestResidualDecisionsEqualFullEvaluation(t *testing.T) {
+	e, ref := newShipped(t), newShipped(t)
+	e.residualChecks = 0
+	var inputs []Input
+	for _, in := range shippedCases() {
+		inputs = append(inputs, variants(in)...)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 3 {
+		rng.Shuffle(len(inputs), func(i, j int) { inputs[i], inputs[j] = inputs[j], inputs[i] })
+		for _, in := range inputs {
+			got, gerr := e.Decide(t.Context(), in)
+			want, werr := ref.evaluate(t.Context(), in)
+			if got != want || (gerr == nil) != (werr == nil) {
+				t.Fatalf("round %d: %+v\n got  %+v, %v\n want %+v, %v", round, in, got, gerr, want, werr)
+			}
+		}
+	}
+	if e.residuals.Load() == 0 {
+		t.Error("no decision was made by a residual")
+	}
+	t.Logf("%d decisions: %d full evaluations, %d by residuals", 3*len(inputs), e.evals.Load(), e.residuals.Load())
+}
+
+// TestDisagreeingResidualIsDropped: a residual that answers otherwise than
+// the full evaluation during its checks is never used again for its known
+// part.
+func TestDisagreeingResidualIsDropped(t *testing.T) {
+	const allowAll = `{"decision": "allow", "reason": "r", "approval": "model", "ttl_seconds": 0}`
+	wrong, err := NewEmbedded(t.Context(), policyFS(header+"decision := "+allowAll+" if input.user != \"\"\n", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := with(write("ha_climate_set_temperature"), groups("readonly")) // denied
+	in.User = "alice"
+	wrong.residualChecks = 0
+	if d, _ := wrong.Decide(t.Context(), in); d.Decision != Allow {
+		t.Fatalf("the wrong policy: %+v", d)
+	}
+	key, _ := in.knownKey()
+	k, _ := wrong.known.get(key)
+	if k.residual == nil {
+		t.Fatal("the wrong policy has no residual")
+	}
+	e := newShipped(t)
+	e.known.put(key, known{residual: k.residual})
+	for i := range 3 {
+		if d, err := e.Decide(t.Context(), in); err != nil || d.Decision != Deny {
+			t.Fatalf("call %d: %+v, %v; want the full evaluation's deny", i, d, err)
+		}
+	}
+	if got, _ := e.known.get(key); got.residual != nil {
+		t.Error("the disagreeing residual is still used")
+	}
+	if e.residuals.Load() != 1 {
+		t.Errorf("%d residual evaluations, want the one that disagreed", e.residuals.Load())
 	}
 }
 
@@ -348,4 +430,27 @@ func TestConcurrentFirstDecisions(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// BenchmarkWriteDecision: a write with arguments, decided by the whole
+// policy and by its residual (after the checks), in one run.
+func BenchmarkWriteDecision(b *testing.B) {
+	e := newShipped(b)
+	in := with(write("demo_counter_add"), func(in *Input) { in.Service, in.Args = "demo", map[string]any{"amount": 1} })
+	for _, name := range []string{"full", "residual"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if name == "full" {
+					_, err = e.evaluate(b.Context(), in)
+				} else {
+					_, err = e.Decide(b.Context(), in)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

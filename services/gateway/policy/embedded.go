@@ -16,6 +16,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/loader"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/toolgate/toolgate/internal/approval"
 )
@@ -30,8 +31,15 @@ type Embedded struct {
 	// partialMu serializes partial evaluations (see NewEmbedded).
 	partialMu sync.Mutex
 	partial   rego.PreparedPartialQuery
-	// Evaluations and partial evaluations run, for tests.
-	evals, partials atomic.Int64
+	// What a residual is compiled with (residual.go): the policy's modules
+	// as loaded, never compiled themselves, and the evaluations' store.
+	modules map[string]*ast.Module
+	store   storage.Store
+	// Evaluations, partial evaluations and residual evaluations run, for
+	// tests.
+	evals, partials, residuals atomic.Int64
+	// residualChecks: see residual.go (tests lower it).
+	residualChecks int32
 }
 
 var _ Engine = (*Embedded)(nil)
@@ -82,9 +90,9 @@ func NewEmbedded(ctx context.Context, fsys fs.FS) (*Embedded, error) {
 	// Partial evaluation rewrites terms in place as it goes, so it gets its
 	// own copy of the modules and the data, and runs one at a time: it
 	// never touches what the evaluations above read.
-	modules := map[string]*ast.Module{}
+	modules, pristine := map[string]*ast.Module{}, map[string]*ast.Module{}
 	for name, m := range res.ParsedModules() {
-		modules[name] = m.Copy()
+		modules[name], pristine[name] = m.Copy(), m.Copy()
 	}
 	partialCompiler := ast.NewCompiler()
 	partialCompiler.Compile(modules)
@@ -104,7 +112,10 @@ func NewEmbedded(ctx context.Context, fsys fs.FS) (*Embedded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prepare policy for partial evaluation: %w", err)
 	}
-	return &Embedded{query: pq, partial: partial, known: newKnownDecisions(maxKnownDecisions)}, nil
+	return &Embedded{
+		query: pq, partial: partial, known: newKnownDecisions(maxKnownDecisions),
+		modules: pristine, store: store, residualChecks: residualChecks,
+	}, nil
 }
 
 // copyDocuments deep-copies loaded data through its JSON form.
@@ -132,8 +143,11 @@ func (e *Embedded) Decide(ctx context.Context, in Input) (Decision, error) {
 		return e.evaluate(ctx, in)
 	}
 	if k, found := e.known.get(key); found {
-		if k.constant {
+		switch {
+		case k.constant:
 			return k.decision, nil
+		case k.residual != nil:
+			return e.decideResidual(ctx, key, k.residual, in)
 		}
 		return e.evaluate(ctx, in)
 	}
@@ -142,12 +156,41 @@ func (e *Embedded) Decide(ctx context.Context, in Input) (Decision, error) {
 		return d, err
 	}
 	// First time for this known part: is the decision a constant?
-	c, isConstant := e.constant(ctx, in, key.fixed)
+	c, isConstant, res := e.constant(ctx, in, key.fixed)
 	// The constant must be what the full evaluation of this very input
 	// said; anything else would be a partial evaluation fault, and the
 	// full evaluation is then used for every call with this known part.
-	e.known.put(key, known{decision: c, constant: isConstant && c == d})
+	// So must the residual's answer.
+	k := known{decision: c, constant: isConstant && c == d}
+	if !isConstant && res != nil {
+		if rd, rerr := e.evalResidual(ctx, res, in); rerr == nil && rd == d {
+			k.residual = res
+		}
+	}
+	e.known.put(key, k)
 	return d, nil
+}
+
+// decideResidual answers with the residual of in's known part; during its
+// first residualChecks calls the full evaluation must agree, and when it
+// does not, the full evaluation decides this known part from then on.
+func (e *Embedded) decideResidual(ctx context.Context, key knownKey, r *residual, in Input) (Decision, error) {
+	if r.checked.Load() >= e.residualChecks {
+		return e.evalResidual(ctx, r, in)
+	}
+	d, err := e.evaluate(ctx, in)
+	rd, rerr := e.evalResidual(ctx, r, in)
+	if (err == nil) != (rerr == nil) || rd != d {
+		e.known.put(key, known{})
+		return d, err
+	}
+	r.checked.Add(1)
+	return d, err
+}
+
+func (e *Embedded) evalResidual(ctx context.Context, r *residual, in Input) (Decision, error) {
+	e.residuals.Add(1)
+	return r.eval(ctx, in)
 }
 
 // evaluate runs the whole policy for in.
