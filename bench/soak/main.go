@@ -1,0 +1,211 @@
+// Command soak is scripts/soak.sh's client: N MCP clients (the official Go
+// SDK), each on its own session, call a mix of reads across every demo
+// service and the preview → confirm flow of a write, through the gateway,
+// until the duration is over. It prints one summary line per tool and a
+// total, with the first errors seen, and exits 1 if any call failed.
+//
+//	go run ./bench/soak -url http://127.0.0.1:8080/mcp -token-file TOKEN -clients 16 -duration 10m
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// step is one call of the mix; write steps preview and then confirm.
+type step struct {
+	tool  string
+	args  map[string]any
+	write bool
+}
+
+// mix reads every demo service (each answered by its fake upstream) and
+// runs the demo's model-approved write (the first client only), so tickets
+// are issued and used.
+var mix = []step{
+	{tool: "demo_echo", args: map[string]any{"text": "soak"}},
+	{tool: "sonarr_series_list"},
+	{tool: "radarr_movie_list"},
+	{tool: "prowlarr_indexer_list"},
+	{tool: "frigate_list_cameras"},
+	{tool: "ersatztv_list_playouts"},
+	{tool: "tuliprox_list_playlist_sources"},
+	{tool: "ha_entity_list"},
+	{tool: "unraid_system_overview"},
+	{tool: "web_search", args: map[string]any{"query": "nimbus nas 3.2"}},
+	{tool: "demo_counter_add", args: map[string]any{"amount": 1}, write: true},
+}
+
+func main() {
+	url := flag.String("url", "http://127.0.0.1:8080/mcp", "the gateway's MCP endpoint")
+	tokenFile := flag.String("token-file", "", "file holding the client's bearer token")
+	clients := flag.Int("clients", 16, "concurrent clients, one MCP session each")
+	duration := flag.Duration("duration", 10*time.Minute, "how long to call")
+	think := flag.Duration("think", 50*time.Millisecond, "pause between one client's calls (keeps a shared machine usable)")
+	only := flag.String("tools", "", "comma-separated tools of the mix to call (default: all)")
+	flag.Parse()
+	steps := mix
+	if *only != "" {
+		steps = slices.DeleteFunc(slices.Clone(mix), func(s step) bool { return !slices.Contains(strings.Split(*only, ","), s.tool) })
+	}
+	token, err := os.ReadFile(*tokenFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	tally := newTally()
+	start := time.Now()
+	runCtx, cancel := context.WithTimeout(ctx, *duration)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range *clients {
+		wg.Go(func() {
+			if err := runClient(runCtx, i, *url, strings.TrimSpace(string(token)), steps, *think, tally); err != nil {
+				tally.record("connect", err)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	calls, failures := tally.print(os.Stdout)
+	fmt.Printf("total: %d calls, %d errors, %d clients, %s, %.1f calls/s\n",
+		calls, failures, *clients, elapsed.Round(time.Second), float64(calls)/elapsed.Seconds())
+	if failures > 0 || calls == 0 {
+		os.Exit(1)
+	}
+}
+
+// runClient opens one session and loops over the mix until ctx ends; the
+// client starts at its own place in the mix so the services share the load.
+func runClient(ctx context.Context, n int, url, token string, steps []step, think time.Duration, tally *tally) error {
+	client := sdk.NewClient(&sdk.Implementation{Name: "toolgate-soak", Version: "1"}, nil)
+	s, err := client.Connect(ctx, &sdk.StreamableClientTransport{
+		Endpoint: url, HTTPClient: &http.Client{Transport: bearer(token), Timeout: time.Minute},
+	}, nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for i := n; ctx.Err() == nil; i++ {
+		st := steps[i%len(steps)]
+		if st.write && n != 0 {
+			// One writer: a second one would change the counter between
+			// another's preview and confirm, which the gateway rightly
+			// refuses ("the scope changed since the preview").
+			continue
+		}
+		err := call(ctx, s, st)
+		if ctx.Err() != nil {
+			return nil // the run ended during the call: not the gateway's fault
+		}
+		tally.record(st.tool, err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(think):
+		}
+	}
+	return nil
+}
+
+// call runs one step: a read, or a write's preview and its confirm.
+func call(ctx context.Context, s *sdk.ClientSession, st step) error {
+	args := map[string]any{}
+	for k, v := range st.args {
+		args[k] = v
+	}
+	out, err := callTool(ctx, s, st.tool, args)
+	if err != nil || !st.write {
+		return err
+	}
+	ticket, _ := out["ticket"].(string)
+	if out["status"] != "confirmation_required" || ticket == "" {
+		return fmt.Errorf("want a preview with a ticket, got %v", out)
+	}
+	args["confirm"], args["ticket"] = true, ticket
+	_, err = callTool(ctx, s, st.tool, args)
+	return err
+}
+
+func callTool(ctx context.Context, s *sdk.ClientSession, tool string, args map[string]any) (map[string]any, error) {
+	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("structured content is not an object: %.200s", b)
+	}
+	if res.IsError {
+		return nil, fmt.Errorf("tool error: %.300s", b)
+	}
+	return m, nil
+}
+
+type bearer string
+
+func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// tally counts calls and errors per tool and keeps the first few errors.
+type tally struct {
+	mu          sync.Mutex
+	calls, errs map[string]int64
+	examples    []string
+}
+
+func newTally() *tally {
+	return &tally{calls: map[string]int64{}, errs: map[string]int64{}}
+}
+
+func (t *tally) record(tool string, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.calls[tool]++
+	if err != nil {
+		t.errs[tool]++
+		if len(t.examples) < 10 {
+			t.examples = append(t.examples, tool+": "+err.Error())
+		}
+	}
+}
+
+func (t *tally) print(w *os.File) (calls, failures int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tools := make([]string, 0, len(t.calls))
+	for tool := range t.calls {
+		tools = append(tools, tool)
+	}
+	slices.Sort(tools)
+	for _, tool := range tools {
+		c, e := t.calls[tool], t.errs[tool]
+		fmt.Fprintf(w, "%-32s %8d calls %6d errors\n", tool, c, e)
+		calls += c
+		failures += e
+	}
+	for _, e := range t.examples {
+		fmt.Fprintln(w, "error:", e)
+	}
+	return calls, failures
+}
