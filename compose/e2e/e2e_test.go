@@ -344,6 +344,10 @@ func TestStack(t *testing.T) {
 		}
 	})
 
+	t.Run("faults survived", func(t *testing.T) {
+		survivesFaults(ctx, t, faultStack{project: project, token: token, userJWT: func() string { return userJWT("ann@example.org", "user") }})
+	})
+
 	t.Run("install.sh again, publishing on loopback, changes no secret", func(t *testing.T) {
 		before := snapshot(t, secrets)
 		publish := freeLoopback(t)
