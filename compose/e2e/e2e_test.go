@@ -435,6 +435,7 @@ func TestStack(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: install.sh: %v\n%s", step, err, out)
 			}
+			t.Logf("%s: install.sh:\n%s", step, out)
 			return out
 		}
 		untouched := func(step string) {
@@ -471,6 +472,16 @@ func TestStack(t *testing.T) {
 			t.Errorf("arr is not ready against the LAN's Sonarr:\n%s", out)
 		}
 		untouched("real arr, fixed")
+
+		// arr's settings file removed: its container goes too.
+		if err := os.Remove(filepath.Join(secrets, "arr.env")); err != nil {
+			t.Fatal(err)
+		}
+		real("arr.env removed")
+		if got, want := services(), []string{"gateway", "policy", "web"}; !slices.Equal(got, want) {
+			t.Errorf("without arr.env the project runs %v, want exactly %v", got, want)
+		}
+		untouched("arr.env removed")
 
 		out, err = install("--no-build")
 		if err != nil {
