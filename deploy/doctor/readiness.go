@@ -113,4 +113,3 @@ func printReadiness(w io.Writer, rs []Readiness) {
 	tw.Flush()
 	fmt.Fprintf(w, "%d services, %d not ready (not counted as failures)\n", len(rs), notReady)
 }
-
