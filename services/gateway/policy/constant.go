@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -72,7 +73,10 @@ type known struct {
 	constant bool
 	// residual, when not constant: what partial evaluation left of the
 	// policy for this known part (residual.go); nil means full evaluation.
+	// checked counts the calls of this known part on which the full
+	// evaluation confirmed it.
 	residual *residual
+	checked  *atomic.Int32
 }
 
 // knownDecisions is the engine's memory.

@@ -1,11 +1,13 @@
 package policy
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -310,7 +312,7 @@ func TestDisagreeingResidualIsDropped(t *testing.T) {
 		t.Fatal("the wrong policy has no residual")
 	}
 	e := newShipped(t)
-	e.known.put(key, known{residual: k.residual})
+	e.known.put(key, known{residual: k.residual, checked: new(atomic.Int32)})
 	for i := range 3 {
 		if d, err := e.Decide(t.Context(), in); err != nil || d.Decision != Deny {
 			t.Fatalf("call %d: %+v, %v; want the full evaluation's deny", i, d, err)
@@ -452,5 +454,26 @@ func BenchmarkWriteDecision(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestResidualsAreShared: known parts whose partial evaluation leaves the
+// same program (many clients of one group calling one tool) share one
+// compiled residual, so memory grows with distinct residuals only.
+func TestResidualsAreShared(t *testing.T) {
+	e := newShipped(t)
+	for i := range 50 {
+		in := with(write("demo_counter_add"), func(in *Input) { in.Service, in.Args = "demo", map[string]any{"amount": i} })
+		in.Client.Name = fmt.Sprintf("client-%d", i)
+		if _, err := e.Decide(t.Context(), in); err != nil {
+			t.Fatal(err)
+		}
+		key, _ := in.knownKey()
+		if k, _ := e.known.get(key); k.residual == nil {
+			t.Fatalf("client %d: no residual", i)
+		}
+	}
+	if n := len(e.compiled.m); n != 1 {
+		t.Errorf("%d compiled residuals for one tool and group, want 1", n)
 	}
 }

@@ -31,10 +31,10 @@ type Embedded struct {
 	// partialMu serializes partial evaluations (see NewEmbedded).
 	partialMu sync.Mutex
 	partial   rego.PreparedPartialQuery
-	// What a residual is compiled with (residual.go): the policy's modules
-	// as loaded, never compiled themselves, and the evaluations' store.
-	modules map[string]*ast.Module
-	store   storage.Store
+	// The data a residual is evaluated with (residual.go): the
+	// evaluations' store.
+	store    storage.Store
+	compiled *residuals // under partialMu
 	// Evaluations, partial evaluations and residual evaluations run, for
 	// tests.
 	evals, partials, residuals atomic.Int64
@@ -90,9 +90,9 @@ func NewEmbedded(ctx context.Context, fsys fs.FS) (*Embedded, error) {
 	// Partial evaluation rewrites terms in place as it goes, so it gets its
 	// own copy of the modules and the data, and runs one at a time: it
 	// never touches what the evaluations above read.
-	modules, pristine := map[string]*ast.Module{}, map[string]*ast.Module{}
+	modules := map[string]*ast.Module{}
 	for name, m := range res.ParsedModules() {
-		modules[name], pristine[name] = m.Copy(), m.Copy()
+		modules[name] = m.Copy()
 	}
 	partialCompiler := ast.NewCompiler()
 	partialCompiler.Compile(modules)
@@ -114,7 +114,8 @@ func NewEmbedded(ctx context.Context, fsys fs.FS) (*Embedded, error) {
 	}
 	return &Embedded{
 		query: pq, partial: partial, known: newKnownDecisions(maxKnownDecisions),
-		modules: pristine, store: store, residualChecks: residualChecks,
+		store: store, residualChecks: residualChecks,
+		compiled: &residuals{m: map[string]*residual{}, max: maxKnownDecisions},
 	}, nil
 }
 
@@ -147,7 +148,7 @@ func (e *Embedded) Decide(ctx context.Context, in Input) (Decision, error) {
 		case k.constant:
 			return k.decision, nil
 		case k.residual != nil:
-			return e.decideResidual(ctx, key, k.residual, in)
+			return e.decideResidual(ctx, key, k, in)
 		}
 		return e.evaluate(ctx, in)
 	}
@@ -164,7 +165,7 @@ func (e *Embedded) Decide(ctx context.Context, in Input) (Decision, error) {
 	k := known{decision: c, constant: isConstant && c == d}
 	if !isConstant && res != nil {
 		if rd, rerr := e.evalResidual(ctx, res, in); rerr == nil && rd == d {
-			k.residual = res
+			k.residual, k.checked = res, new(atomic.Int32)
 		}
 	}
 	e.known.put(key, k)
@@ -174,17 +175,17 @@ func (e *Embedded) Decide(ctx context.Context, in Input) (Decision, error) {
 // decideResidual answers with the residual of in's known part; during its
 // first residualChecks calls the full evaluation must agree, and when it
 // does not, the full evaluation decides this known part from then on.
-func (e *Embedded) decideResidual(ctx context.Context, key knownKey, r *residual, in Input) (Decision, error) {
-	if r.checked.Load() >= e.residualChecks {
-		return e.evalResidual(ctx, r, in)
+func (e *Embedded) decideResidual(ctx context.Context, key knownKey, k known, in Input) (Decision, error) {
+	if k.checked.Load() >= e.residualChecks {
+		return e.evalResidual(ctx, k.residual, in)
 	}
 	d, err := e.evaluate(ctx, in)
-	rd, rerr := e.evalResidual(ctx, r, in)
+	rd, rerr := e.evalResidual(ctx, k.residual, in)
 	if (err == nil) != (rerr == nil) || rd != d {
 		e.known.put(key, known{})
 		return d, err
 	}
-	r.checked.Add(1)
+	k.checked.Add(1)
 	return d, err
 }
 

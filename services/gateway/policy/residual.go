@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -16,12 +15,12 @@ import (
 // evaluation still leaves a residual: the few conditions on the varying
 // fields that are left once everything known is folded in (for a write,
 // typically "is input.args.force true?"). Evaluating that residual costs a
-// fraction of the whole policy. It is compiled together with the whole
-// policy and its data, so anything the residual still refers to means what
-// it means there, and its answer is used only after it agreed with the full
-// evaluation on the first residualChecks calls of its known part; any
-// disagreement, or a residual that does not compile, means full evaluation
-// for that known part from then on.
+// fraction of the whole policy. It is compiled on its own with the
+// policy's data, only when it refers to nothing but itself, its support
+// rules and the data documents, and its answer is used only after it
+// agreed with the full evaluation on the first residualChecks calls of its
+// known part; any disagreement, or a residual that does not compile or
+// refers elsewhere, means full evaluation for that known part from then on.
 
 // residualPackage holds the rule built from the residual queries.
 const residualPackage = "toolgate_residual"
@@ -32,13 +31,30 @@ const residualChecks = 16
 
 type residual struct {
 	query rego.PreparedEvalQuery
-	// checked counts the calls the full evaluation confirmed.
-	checked atomic.Int32
+}
+
+// residuals shares compiled residuals between known parts whose partial
+// evaluation left the same program (every client of a group calling one
+// tool, typically), keyed by its source. partialMu guards it.
+type residuals struct {
+	m   map[string]*residual
+	max int
+}
+
+func (rs *residuals) get(src string) (*residual, bool) {
+	r, ok := rs.m[src]
+	return r, ok
+}
+
+func (rs *residuals) put(src string, r *residual) {
+	if len(rs.m) >= rs.max {
+		clear(rs.m)
+	}
+	rs.m[src] = r
 }
 
 // newResidual compiles the partial result pq (queries and support modules)
-// with the whole policy into one query over a set of decisions, or returns
-// nil when it cannot.
+// into one query over a set of decisions, or returns nil when it cannot.
 func (e *Embedded) newResidual(ctx context.Context, pq *rego.PartialQueries) *residual {
 	if len(pq.Queries) == 0 {
 		return nil
@@ -54,16 +70,37 @@ func (e *Embedded) newResidual(ctx context.Context, pq *rego.PartialQueries) *re
 		}
 		src.WriteString("}\n\n")
 	}
-	mod, err := ast.ParseModuleWithOpts(residualPackage+".rego", src.String(), ast.ParserOptions{RegoVersion: ast.RegoV1})
+	key := src.String()
+	for _, m := range pq.Support {
+		key += "\n" + m.String()
+	}
+	if r, ok := e.compiled.get(key); ok {
+		return r
+	}
+	r := e.compileResidual(ctx, src.String(), pq.Support)
+	e.compiled.put(key, r) // nil too: it will not compile next time either
+	return r
+}
+
+// compileResidual compiles the residual's rule src with its support
+// modules, or returns nil.
+func (e *Embedded) compileResidual(ctx context.Context, src string, support []*ast.Module) *residual {
+	mod, err := ast.ParseModuleWithOpts(residualPackage+".rego", src, ast.ParserOptions{RegoVersion: ast.RegoV1})
 	if err != nil {
 		return nil
 	}
 	modules := map[string]*ast.Module{residualPackage + ".rego": mod}
-	for name, m := range e.modules {
-		modules[name] = m.Copy()
-	}
-	for i, m := range pq.Support {
+	for i, m := range support {
 		modules[fmt.Sprintf("toolgate_support_%d.rego", i)] = m.Copy()
+	}
+	// The residual is compiled on its own (the whole policy per known
+	// part would cost megabytes each), so it may refer only to itself, the
+	// support rules and the data documents: a reference to a rule of the
+	// policy would be undefined here and change the answer.
+	for _, m := range modules {
+		if !selfSufficient(m) {
+			return nil
+		}
 	}
 	c := ast.NewCompiler()
 	c.Compile(modules)
@@ -80,6 +117,36 @@ func (e *Embedded) newResidual(ctx context.Context, pq *rego.PartialQueries) *re
 		return nil
 	}
 	return &residual{query: q}
+}
+
+// residualRoots are where a residual's references may point: the residual
+// itself, the support rules partial evaluation wrote (package partial) and
+// the data documents (policies/data, loaded under data.data).
+var residualRoots = []ast.Ref{
+	ast.MustParseRef("data." + residualPackage),
+	ast.MustParseRef("data.partial"),
+	ast.MustParseRef("data.data"),
+}
+
+// selfSufficient reports whether every reference to data in m stays within
+// residualRoots.
+func selfSufficient(m *ast.Module) bool {
+	ok := true
+	ast.WalkRefs(m, func(r ast.Ref) bool {
+		if !r.HasPrefix(ast.DefaultRootRef) {
+			return !ok
+		}
+		within := false
+		for _, root := range residualRoots {
+			if r.HasPrefix(root) {
+				within = true
+				break
+			}
+		}
+		ok = ok && within
+		return !ok
+	})
+	return ok
 }
 
 // eval decides in with the residual. No decision is ErrUndefined and two
