@@ -147,6 +147,10 @@ func TestStack(t *testing.T) {
 			// One read per service, each answered by its fake upstream.
 			"-read", "sonarr_series_list={}", "-read", "radarr_movie_list={}", "-read", "prowlarr_indexer_list={}",
 			"-read", "frigate_list_cameras={}", "-read", "ersatztv_list_playouts={}", "-read", "tuliprox_list_playlist_sources={}",
+			// Home Assistant's REST and its configuration directory, which
+			// the demo shares between the fake and the service.
+			"-read", `ha_entity_list={"domain":"lock"}`, "-read", `ha_yaml_list={"kind":"automation"}`,
+			"-read", `ha_yaml_find_source={"query":"openweathermap"}`,
 			"-read", `web_search={"query":"nimbus nas 3.2"}`,
 			"-read", `web_fetch={"url":"http://searxng-demo:8080/pages/nimbus-3-2-released"}`)...)...)
 		t.Logf("probe:\n%s", out)
