@@ -4,10 +4,12 @@
 # published on loopback, runs N MCP clients (bench/soak) for M minutes —
 # reads of every service and the demo's preview → confirm write — and reads
 # every container's memory (docker stats) at the start, the middle and the
-# end. It fails on any call error, on a container that restarted, and on a
+# end. It fails on any call error (a "busy" answer is retried, as it asks,
+# and counted apart), on a container that restarted, and on a toolgate
 # container whose memory grew by more than the threshold from the middle to
-# the end (the first half is warm-up: pools, caches, sessions). The stack is
-# removed afterwards.
+# the end (the first half is warm-up: pools, caches, sessions). The demo's
+# fakes container, which stands in for the home-lab applications, is shown
+# but not judged. The stack is removed afterwards.
 #
 #   scripts/soak.sh [--minutes 10] [--clients 16] [--max-growth-mib 8] [--max-growth-pct 20] [--no-build]
 #
@@ -108,7 +110,7 @@ printf '%-20s %10s %10s %10s\n' container "start MiB" "middle MiB" "end MiB"
 join "$work/mem-start" "$work/mem-middle" | join - "$work/mem-end" >"$work/mem"
 while read -r name s m e; do
 	printf '%-20s %10s %10s %10s\n' "$name" "$s" "$m" "$e"
-	if awk -v m="$m" -v e="$e" -v mib="$max_mib" -v pct="$max_pct" 'BEGIN { exit !(e - m > mib && e > m * (1 + pct / 100)) }'; then
+	if [ "$name" != fakes ] && awk -v m="$m" -v e="$e" -v mib="$max_mib" -v pct="$max_pct" 'BEGIN { exit !(e - m > mib && e > m * (1 + pct / 100)) }'; then
 		echo "FAIL $name: memory grew from $m to $e MiB in the second half (more than $max_mib MiB and $max_pct %)"
 		status=1
 	fi

@@ -2,7 +2,9 @@
 // SDK), each on its own session, call a mix of reads across every demo
 // service and the preview → confirm flow of a write, through the gateway,
 // until the duration is over. It prints one summary line per tool and a
-// total, with the first errors seen, and exits 1 if any call failed.
+// total, with the first errors seen, and exits 1 if any call failed. A
+// "busy" answer (a service at its concurrency limit) is retried after a
+// pause, as it asks, and counted apart.
 //
 //	go run ./bench/soak -url http://127.0.0.1:8080/mcp -token-file TOKEN -clients 16 -duration 10m
 package main
@@ -10,8 +12,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/signal"
@@ -81,9 +85,9 @@ func main() {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	calls, failures := tally.print(os.Stdout)
-	fmt.Printf("total: %d calls, %d errors, %d clients, %s, %.1f calls/s\n",
-		calls, failures, *clients, elapsed.Round(time.Second), float64(calls)/elapsed.Seconds())
+	calls, failures, retried := tally.print(os.Stdout)
+	fmt.Printf("total: %d calls, %d errors, %d busy answers retried, %d clients, %s, %.1f calls/s\n",
+		calls, failures, retried, *clients, elapsed.Round(time.Second), float64(calls)/elapsed.Seconds())
 	if failures > 0 || calls == 0 {
 		os.Exit(1)
 	}
@@ -108,26 +112,28 @@ func runClient(ctx context.Context, n int, url, token string, steps []step, thin
 			// refuses ("the scope changed since the preview").
 			continue
 		}
-		err := call(ctx, s, st)
+		err := call(ctx, s, st, tally)
 		if ctx.Err() != nil {
 			return nil // the run ended during the call: not the gateway's fault
 		}
 		tally.record(st.tool, err)
+		// Real clients do not call in lockstep; without jitter the 16
+		// bunch up behind the slowest service.
 		select {
 		case <-ctx.Done():
-		case <-time.After(think):
+		case <-time.After(think/2 + rand.N(think)):
 		}
 	}
 	return nil
 }
 
 // call runs one step: a read, or a write's preview and its confirm.
-func call(ctx context.Context, s *sdk.ClientSession, st step) error {
+func call(ctx context.Context, s *sdk.ClientSession, st step, tally *tally) error {
 	args := map[string]any{}
 	for k, v := range st.args {
 		args[k] = v
 	}
-	out, err := callTool(ctx, s, st.tool, args)
+	out, err := callPatiently(ctx, s, st.tool, args, tally)
 	if err != nil || !st.write {
 		return err
 	}
@@ -136,9 +142,28 @@ func call(ctx context.Context, s *sdk.ClientSession, st step) error {
 		return fmt.Errorf("want a preview with a ticket, got %v", out)
 	}
 	args["confirm"], args["ticket"] = true, ticket
-	_, err = callTool(ctx, s, st.tool, args)
+	_, err = callPatiently(ctx, s, st.tool, args, tally)
 	return err
 }
+
+// callPatiently does what a "busy" answer asks ("retry shortly"): a few
+// retries after a pause, each counted; still busy after them is an error.
+func callPatiently(ctx context.Context, s *sdk.ClientSession, tool string, args map[string]any, tally *tally) (map[string]any, error) {
+	for attempt := 0; ; attempt++ {
+		out, err := callTool(ctx, s, tool, args)
+		if !errors.Is(err, errBusy) || attempt == 5 || ctx.Err() != nil {
+			return out, err
+		}
+		tally.busy(tool)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(100+rand.N(200)) * time.Millisecond):
+		}
+	}
+}
+
+// errBusy marks a tool error with code busy.
+var errBusy = errors.New("busy")
 
 func callTool(ctx context.Context, s *sdk.ClientSession, tool string, args map[string]any) (map[string]any, error) {
 	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
@@ -154,6 +179,12 @@ func callTool(ctx context.Context, s *sdk.ClientSession, tool string, args map[s
 		return nil, fmt.Errorf("structured content is not an object: %.200s", b)
 	}
 	if res.IsError {
+		var e struct {
+			Error struct{ Code string } `json:"error"`
+		}
+		if json.Unmarshal(b, &e) == nil && e.Error.Code == "busy" {
+			return nil, fmt.Errorf("%w: %.300s", errBusy, b)
+		}
 		return nil, fmt.Errorf("tool error: %.300s", b)
 	}
 	return m, nil
@@ -169,13 +200,20 @@ func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // tally counts calls and errors per tool and keeps the first few errors.
 type tally struct {
-	mu          sync.Mutex
-	calls, errs map[string]int64
-	examples    []string
+	mu                 sync.Mutex
+	calls, errs, waits map[string]int64
+	examples           []string
 }
 
 func newTally() *tally {
-	return &tally{calls: map[string]int64{}, errs: map[string]int64{}}
+	return &tally{calls: map[string]int64{}, errs: map[string]int64{}, waits: map[string]int64{}}
+}
+
+// busy counts a busy answer that was retried.
+func (t *tally) busy(tool string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.waits[tool]++
 }
 
 func (t *tally) record(tool string, err error) {
@@ -190,7 +228,7 @@ func (t *tally) record(tool string, err error) {
 	}
 }
 
-func (t *tally) print(w *os.File) (calls, failures int64) {
+func (t *tally) print(w *os.File) (calls, failures, retried int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	tools := make([]string, 0, len(t.calls))
@@ -200,12 +238,13 @@ func (t *tally) print(w *os.File) (calls, failures int64) {
 	slices.Sort(tools)
 	for _, tool := range tools {
 		c, e := t.calls[tool], t.errs[tool]
-		fmt.Fprintf(w, "%-32s %8d calls %6d errors\n", tool, c, e)
+		fmt.Fprintf(w, "%-32s %8d calls %6d errors %6d busy, retried\n", tool, c, e, t.waits[tool])
 		calls += c
 		failures += e
+		retried += t.waits[tool]
 	}
 	for _, e := range t.examples {
 		fmt.Fprintln(w, "error:", e)
 	}
-	return calls, failures
+	return calls, failures, retried
 }
