@@ -425,6 +425,7 @@ for e in $(printf '%s\n' "${endpoints[@]}" | sort -u); do
 	case $e in
 	arr) parts=(sonarr radarr prowlarr) ;;
 	ersatztv) parts=(ersatztv-channels ersatztv-playouts ersatztv-collections ersatztv-library) ;;
+	homeassistant) parts=(homeassistant-assist homeassistant-config) ;;
 	*) parts=("$e") ;;
 	esac
 	for p in "${parts[@]}"; do say "  one service:   http://gateway:8080/mcp/$p"; done

@@ -11,6 +11,8 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +23,7 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/internal/upstream"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
 	"github.com/toolgate/toolgate/services/arr/prowlarr"
 	"github.com/toolgate/toolgate/services/arr/radarr"
@@ -28,8 +31,10 @@ import (
 	"github.com/toolgate/toolgate/services/demo/counter"
 	ersatztv "github.com/toolgate/toolgate/services/ersatztv/tools"
 	frigate "github.com/toolgate/toolgate/services/frigate/tools"
+	"github.com/toolgate/toolgate/services/homeassistant/fakehass"
 	"github.com/toolgate/toolgate/services/homeassistant/hass"
 	"github.com/toolgate/toolgate/services/homeassistant/reads"
+	"github.com/toolgate/toolgate/services/homeassistant/relay"
 	"github.com/toolgate/toolgate/services/homeassistant/yamlguard"
 	tuliprox "github.com/toolgate/toolgate/services/tuliprox/tools"
 	unraidssh "github.com/toolgate/toolgate/services/unraid-ssh/diag"
@@ -48,6 +53,10 @@ type Service struct {
 	// parse): each gets a file with what its function returns.
 	Files   map[string]func(t *testing.T) []byte
 	Modules []fx.Option
+	// Runtime adds the tools a service only learns from its application
+	// once running (Home Assistant's relayed MCP tools), from that
+	// application's fake.
+	Runtime func(t *testing.T) []toolkit.Tool
 }
 
 // All lists every tool service in the repository.
@@ -64,11 +73,9 @@ func All() []Service {
 		{Name: "frigate", Env: map[string]string{
 			"FRIGATE_API_ROOT": local + "/api", "FRIGATE_ALLOW_INSECURE_HTTP": "true", "FRIGATE_TRUSTED_UNAUTHENTICATED": "true",
 		}, Modules: []fx.Option{frigate.Module}},
-		// The relay's tools come from Home Assistant at runtime; its
-		// demo set is measured in services/homeassistant's catalog test.
 		{Name: "homeassistant", Env: map[string]string{
 			"HA_URL": local, "HA_ALLOW_HTTP": "true", "HA_TOKEN_FILE": "", "HA_CONFIG_DIR": "", "HA_YAML_WRITE": "true",
-		}, Modules: []fx.Option{hass.Module, reads.Module, yamlguard.Module}},
+		}, Modules: []fx.Option{hass.Module, reads.Module, yamlguard.Module}, Runtime: relayedTools},
 		{Name: "unraid", Env: map[string]string{"UNRAID_URL": local, "UNRAID_ALLOW_HTTP": "true", "UNRAID_API_KEY_FILE": "", "UNRAID_ALLOW_WRITES": "true"},
 			Modules: []fx.Option{unraid.Module}},
 		{Name: "ersatztv", Env: map[string]string{
@@ -80,6 +87,30 @@ func All() []Service {
 		{Name: "unraid-ssh", Env: map[string]string{"UNRAID_SSH_HOST": "127.0.0.1:1"},
 			Files: sshKeyAndPin(), Modules: []fx.Option{unraidssh.Module}},
 	}
+}
+
+// relayedTools are the tools the homeassistant relay offers for the demo
+// home's MCP server (the fake answers as Home Assistant's /api/mcp).
+func relayedTools(t *testing.T) []toolkit.Tool {
+	const token = "catalogtest-ha-token-0123456789"
+	fake := fakehass.New(fakehass.DemoHome(fakehass.Options{Token: token}))
+	srv := httptest.NewServer(fake.Handler())
+	t.Cleanup(srv.Close)
+	up, err := upstream.New(upstream.Config{Name: "Home Assistant", BaseURL: srv.URL, AllowHTTP: true,
+		Header: http.Header{"Authorization": {"Bearer " + token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := relay.NewMCP(up, relay.DefaultPath)
+	if _, err := m.Initialize(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	list, err := m.ListTools(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, _ := relay.New(relay.Settings{Path: relay.DefaultPath}, hass.New(up), nil).Tools(list)
+	return tools
 }
 
 // sshKeyAndPin returns the files unraid-ssh needs to start: a fresh
@@ -143,5 +174,9 @@ func Tools(t *testing.T, s Service) ([]toolkit.Tool, string) {
 	if err := app.Err(); err != nil {
 		t.Fatalf("%s: %v", s.Name, err)
 	}
-	return got.Tools, string(got.Instructions)
+	tools := got.Tools
+	if s.Runtime != nil {
+		tools = append(tools, s.Runtime(t)...)
+	}
+	return tools, string(got.Instructions)
 }

@@ -79,7 +79,7 @@ func TestToolsetsOfferOnlyTheirTools(t *testing.T) {
 }
 
 func TestToolsetsAreChecked(t *testing.T) {
-	services := []string{"demo", "arr", "ersatztv"}
+	services := []string{"demo", "arr", "ersatztv", "homeassistant"}
 	cases := []struct {
 		name string
 		sets []router.Toolset

@@ -11,7 +11,10 @@ import (
 // DefaultToolsets split the services whose catalog is over the 12 KB an
 // endpoint may cost a prompt: arr by application (/mcp/sonarr,
 // /mcp/radarr, /mcp/prowlarr), ErsatzTV by what a tool works on
-// (channels, playouts and schedules, collections, the library).
+// (channels, playouts and schedules, collections, the library), Home
+// Assistant into what its own MCP server offers (the relayed Assist tools,
+// whose number and size depend on the home) and the service's own reads
+// and YAML tools.
 // services/catalogtest holds each to the budget and checks that together
 // they offer every tool.
 var DefaultToolsets = []router.Toolset{
@@ -26,6 +29,23 @@ var DefaultToolsets = []router.Toolset{
 	{Name: "ersatztv-library", Service: "ersatztv", Tools: []string{
 		"ersatztv_*librar*", "ersatztv_list_media_sources", "ersatztv_search*", "ersatztv_get_version",
 	}},
+	{Name: "homeassistant-config", Service: "homeassistant", Tools: homeAssistantOwn},
+	{Name: "homeassistant-assist", Service: "homeassistant", Tools: append([]string{"ha_*"}, except(homeAssistantOwn)...)},
+}
+
+// homeAssistantOwn are the homeassistant service's own tools (REST reads
+// and the YAML guard); every other ha_ tool is relayed from Home
+// Assistant's MCP server.
+var homeAssistantOwn = []string{
+	"ha_entity_*", "ha_logbook", "ha_automation_list", "ha_config_*", "ha_yaml_*",
+}
+
+func except(patterns []string) []string {
+	out := make([]string, len(patterns))
+	for i, p := range patterns {
+		out[i] = "!" + p
+	}
+	return out
 }
 
 // DefaultToolsetsOf returns the default toolsets of the given services.

@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -21,15 +22,22 @@ type Toolset struct {
 	Tools []string
 }
 
-// Has reports whether tool belongs to the toolset.
+// Has reports whether tool belongs to the toolset: a pattern matches it
+// and no pattern written "!pattern" does (so a toolset can be "the rest
+// of a service": "ha_*", "!ha_yaml_*").
 func (t Toolset) Has(tool string) bool {
+	in := false
 	for _, p := range t.Tools {
+		not := strings.HasPrefix(p, "!")
 		// Tool names hold no "/", so path.Match is a plain glob here.
-		if ok, _ := path.Match(p, tool); ok {
-			return true
+		if ok, _ := path.Match(strings.TrimPrefix(p, "!"), tool); ok {
+			if not {
+				return false
+			}
+			in = true
 		}
 	}
-	return false
+	return in
 }
 
 // DiscoveryEndpoint is the endpoint of the discovery tools (discovery.go);
@@ -38,7 +46,8 @@ const DiscoveryEndpoint = "discover"
 
 var (
 	endpointName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
-	toolPattern  = regexp.MustCompile(`^[a-z][a-z0-9_*]{0,63}$`)
+	// Relayed tools keep their upstream's case (ha_HassTurnOn).
+	toolPattern = regexp.MustCompile(`^!?[a-z][A-Za-z0-9_*]{0,63}$`)
 )
 
 // CheckToolsets checks toolsets against each other and the services.
@@ -59,10 +68,15 @@ func CheckToolsets(sets []Toolset, services []string) error {
 		case len(ts.Tools) == 0:
 			return fmt.Errorf("toolset %q names no tools", ts.Name)
 		}
+		positive := false
 		for _, p := range ts.Tools {
 			if !toolPattern.MatchString(p) {
-				return fmt.Errorf("toolset %q: %q is not a tool name or a pattern of one (letters, digits, _ and *)", ts.Name, p)
+				return fmt.Errorf("toolset %q: %q is not a tool name or a pattern of one (letters, digits, _ and *; ! before one leaves it out)", ts.Name, p)
 			}
+			positive = positive || !strings.HasPrefix(p, "!")
+		}
+		if !positive {
+			return fmt.Errorf("toolset %q only leaves tools out", ts.Name)
 		}
 		seen[ts.Name] = true
 	}
