@@ -74,7 +74,7 @@ func TestQuickRunMeasuresEveryRow(t *testing.T) {
 	}
 	for _, m := range rep.RSS {
 		if m.Bytes < 1<<20 || m.Anon <= 0 || m.File <= 0 || m.Anon+m.File > m.Bytes+m.Bytes/10 {
-			t.Errorf("RSS %s: %d bytes (anonymous %d, file %d)", m.Label, m.Bytes, m.Anon, m.File)
+			t.Errorf("RSS %s: %d bytes (anonymous %d, file %d) %s", m.Label, m.Bytes, m.Anon, m.File, m.Err)
 		}
 	}
 	for _, g := range rep.Groups {

@@ -44,14 +44,17 @@ type Row struct {
 type RSSReading struct {
 	Label             string
 	Bytes, Anon, File int64
+	// Err says why there is no reading (-1 bytes).
+	Err string
 }
 
 func (r *Report) rss(label string, p *proc) {
 	vm, anon, file, err := p.rss()
+	reading := RSSReading{Label: label, Bytes: vm, Anon: anon, File: file}
 	if err != nil {
-		vm, anon, file = -1, -1, -1
+		reading = RSSReading{Label: label, Bytes: -1, Anon: -1, File: -1, Err: err.Error()}
 	}
-	r.RSS = append(r.RSS, RSSReading{Label: label, Bytes: vm, Anon: anon, File: file})
+	r.RSS = append(r.RSS, reading)
 }
 
 func (r *Report) collect(targets []*target) {

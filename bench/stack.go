@@ -145,6 +145,12 @@ func (p *proc) stop() {
 // anonymous memory (heap, stacks) and file pages (mostly the binary's own
 // code and data, shared with every process that maps the same file).
 func (p *proc) rss() (vm, anon, file int64, err error) {
+	select {
+	case werr := <-p.done:
+		p.done <- werr
+		return 0, 0, 0, fmt.Errorf("%s has exited (%v); its log: %s", p.name, werr, p.log.Name())
+	default:
+	}
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
 		return 0, 0, 0, err
