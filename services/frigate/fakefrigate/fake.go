@@ -32,6 +32,10 @@ import (
 const CookieName = "frigate_token"
 
 // Camera is one configured camera.
+// maxRecorded bounds what the fake remembers of the requests it served:
+// tests look at the last few, and a demo stack left running must not grow.
+const maxRecorded = 10_000
+
 type Camera struct {
 	Name          string
 	Enabled       bool
@@ -153,6 +157,9 @@ func (f *Fake) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.requests = append(f.requests, r.Method+" "+r.URL.RequestURI())
+		if len(f.requests) > maxRecorded {
+			f.requests = f.requests[len(f.requests)-maxRecorded:]
+		}
 		f.mu.Unlock()
 		mux.ServeHTTP(w, r)
 	})

@@ -25,6 +25,10 @@ import (
 )
 
 // User is a Web UI user of the fake.
+// maxRecorded bounds what the fake remembers of the requests it served:
+// tests look at the last few, and a demo stack left running must not grow.
+const maxRecorded = 10_000
+
 type User struct {
 	Password string
 	// Permissions are names as in groups.txt (system.read, playlist.read…).
@@ -179,6 +183,9 @@ func (f *Fake) route(pattern string, perms []string, h http.HandlerFunc) {
 	f.mux.HandleFunc(method+" "+f.opts.WebPath+"/api/v1"+path, func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.requests = append(f.requests, Request{Method: r.Method, Path: strings.TrimPrefix(r.URL.Path, f.opts.WebPath), Query: r.URL.RawQuery})
+		if len(f.requests) > maxRecorded {
+			f.requests = f.requests[len(f.requests)-maxRecorded:]
+		}
 		f.mu.Unlock()
 		if !f.opts.NoAuth && !f.authorize(w, r, perms) {
 			return

@@ -21,6 +21,10 @@ import (
 )
 
 // Options configure the fake.
+// maxRecorded bounds what the fake remembers of the requests it served:
+// tests look at the last few, and a demo stack left running must not grow.
+const maxRecorded = 10_000
+
 type Options struct {
 	// ViewerKey may read; AdminKey may also run mutations.
 	ViewerKey, AdminKey string
@@ -48,6 +52,8 @@ type Fake struct {
 	mu    sync.Mutex
 	state *State
 	calls []Call
+	// served counts every call (calls keeps only the last maxRecorded).
+	served int
 }
 
 // New returns a fake serving state (DemoState() for the demo).
@@ -125,7 +131,11 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, Call{Operation: op.Name, Mutation: op.Operation == ast.Mutation, Vars: vars})
-	if f.opts.Throttle > 0 && len(f.calls) > f.opts.Throttle {
+	if len(f.calls) > maxRecorded {
+		f.calls = f.calls[len(f.calls)-maxRecorded:]
+	}
+	f.served++
+	if f.opts.Throttle > 0 && f.served > f.opts.Throttle {
 		writeErrors(w, http.StatusTooManyRequests, "INTERNAL_SERVER_ERROR", "ThrottlerException: Too Many Requests")
 		return
 	}
