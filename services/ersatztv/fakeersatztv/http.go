@@ -23,7 +23,7 @@ type Request struct {
 	Body string
 }
 
-// recorder keeps every request a fake received.
+// recorder keeps the last maxRecorded requests a fake received.
 type recorder struct {
 	mu   sync.Mutex
 	reqs []Request
@@ -36,7 +36,14 @@ func (r *recorder) record(req *http.Request, body []byte) {
 		Method: req.Method, Path: req.URL.EscapedPath(), Query: req.URL.Query(), Host: req.Host,
 		IfMatch: req.Header.Get("If-Match"), Key: req.Header.Get("X-Api-Key"), Body: string(body),
 	})
+	if len(r.reqs) > maxRecorded {
+		r.reqs = r.reqs[len(r.reqs)-maxRecorded:]
+	}
 }
+
+// maxRecorded bounds what a fake keeps: tests look at the last few, and a
+// demo stack left running must not grow.
+const maxRecorded = 10_000
 
 // Requests returns what the fake received so far.
 func (r *recorder) Requests() []Request {

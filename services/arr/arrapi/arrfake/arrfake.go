@@ -89,9 +89,16 @@ func (rec *Recorder) Record(r *http.Request, body []byte) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rec.reqs = append(rec.reqs, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Body: string(body)})
+	if len(rec.reqs) > MaxRecorded {
+		rec.reqs = rec.reqs[len(rec.reqs)-MaxRecorded:]
+	}
 }
 
-// Requests returns the requests recorded so far, oldest first.
+// MaxRecorded bounds what a Recorder keeps: tests look at the last few,
+// and a demo stack left running must not grow.
+const MaxRecorded = 10_000
+
+// Requests returns the last MaxRecorded requests, oldest first.
 func (rec *Recorder) Requests() []Request {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
