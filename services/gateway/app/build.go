@@ -295,12 +295,20 @@ func newEngine(ctx context.Context, cfg Config, hc *http.Client) (policy.Engine,
 	}
 }
 
-// ready answers 200 when the policy engine answers; services being down
-// only makes their own tools unavailable, so they do not fail readiness.
+// ready answers 200 when every service has been asked for its tools once
+// and the policy engine answers; services being down only makes their own
+// tools unavailable, so they do not fail readiness.
 func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
 	w.Header().Set("Content-Type", "application/json")
+	select {
+	case <-g.Router.Loaded():
+	default:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, `{"status":"not_ready","reason":"loading the services' tools"}`)
+		return
+	}
 	_, err := g.Policy.Decide(ctx, policy.Input{Action: policy.ActionList, Service: "-", Tool: "-", Time: time.Now().UTC(), Ticket: policy.Ticket{State: "none"}})
 	if err != nil {
 		w.WriteHeader(http.StatusServiceUnavailable)

@@ -155,6 +155,11 @@ func (h *Handler) call(w http.ResponseWriter, r *http.Request, endpoint, tool st
 		writeError(w, http.StatusNotFound, toolerr.New(toolerr.NotFound, "no tool named %q on this tool server", truncateName(tool)))
 		return
 	}
+	if errors.Is(err, router.ErrLoading) {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, toolerr.New(toolerr.Busy, "%s", err.Error()))
+		return
+	}
 	if err != nil {
 		h.log.Error("OpenAPI call failed", "endpoint", endpoint, "tool", tool, "error", err)
 		writeError(w, http.StatusInternalServerError, toolerr.New(toolerr.Internal, "the call could not be run"))

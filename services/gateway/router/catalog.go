@@ -77,11 +77,12 @@ func (r *Router) Refresh(ctx context.Context, service string) error {
 	if !ok {
 		return fmt.Errorf("unknown service %s", service)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	defer cancel()
 	list, err := b.ListTools(ctx)
 	r.deps.Metrics.ServiceUp(service, err == nil)
 	if err != nil {
+		r.tried1(service)
 		return err
 	}
 	var entries []*entry
@@ -95,8 +96,52 @@ func (r *Router) Refresh(ctx context.Context, service string) error {
 	}
 	r.install(service, entries)
 	r.pinInstructions(service, b)
+	r.tried1(service)
 	return nil
 }
+
+// refreshTimeout bounds one service's tools/list; the first load waits at
+// most a little longer than this.
+const refreshTimeout = 15 * time.Second
+
+// tried1 records that service has been asked for its tools, and opens the
+// gateway to clients once every service has been.
+func (r *Router) tried1(service string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tried[service] {
+		return
+	}
+	r.tried[service] = true
+	if len(r.tried) == len(r.names) {
+		close(r.loaded)
+	}
+}
+
+// Loaded is closed once every service has been asked for its tools.
+func (r *Router) Loaded() <-chan struct{} { return r.loaded }
+
+// awaitLoaded waits until the first catalog load has finished, so the first
+// request after a start sees the services' tools, not an empty catalog. A
+// service that does not answer only delays it by refreshTimeout.
+func (r *Router) awaitLoaded(ctx context.Context) error {
+	select {
+	case <-r.loaded:
+		return nil
+	default:
+	}
+	ctx, cancel := context.WithTimeout(ctx, refreshTimeout+5*time.Second)
+	defer cancel()
+	select {
+	case <-r.loaded:
+		return nil
+	case <-ctx.Done():
+		return ErrLoading
+	}
+}
+
+// ErrLoading answers a request that waited too long for the first load.
+var ErrLoading = errors.New("the gateway is still loading its services' tools; retry in a few seconds")
 
 var (
 	errWithheld = errors.New("definition changed since it was pinned; review it with `gateway pins show` and accept its hash with `gateway pins accept`")

@@ -63,6 +63,7 @@ func (r *Router) VisibleTools(ctx context.Context, endpoint string) ([]OfferedTo
 	if !ok {
 		return nil, false
 	}
+	_ = r.awaitLoaded(ctx) // past the wait, the tools known so far
 	var all []*entry
 	r.mu.Lock()
 	for _, s := range services {
@@ -96,6 +97,9 @@ func (r *Router) CallTool(ctx context.Context, endpoint, tool string, args json.
 	services, member, ok := r.endpoint(endpoint)
 	if !ok {
 		return nil, ErrNoSuchTool
+	}
+	if err := r.awaitLoaded(ctx); err != nil {
+		return nil, err
 	}
 	e := r.lookup(tool)
 	if e == nil || !slices.Contains(services, e.service) || !member(e) {

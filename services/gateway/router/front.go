@@ -97,6 +97,11 @@ func (r *Router) Handler() http.Handler {
 			writeRPCError(w, http.StatusNotFound, -32601, "no such service endpoint; use /mcp or /mcp/<service>")
 			return
 		}
+		if err := r.awaitLoaded(req.Context()); err != nil {
+			w.Header().Set("Retry-After", "5")
+			writeRPCError(w, http.StatusServiceUnavailable, -32603, err.Error())
+			return
+		}
 		switch req.Method {
 		case http.MethodPost, http.MethodDelete:
 		case http.MethodGet:

@@ -100,6 +100,12 @@ type Router struct {
 	visEntries atomic.Int64
 
 	down sync.Map // service -> struct{}: unavailable at the last refresh
+
+	// loaded is closed once every service has been asked for its tools at
+	// least once (answered or not). Until then a client reconnecting after
+	// a gateway restart would see an empty catalog or "tool not found".
+	loaded chan struct{}
+	tried  map[string]bool // under mu: services asked since the start
 }
 
 // entry is one tool as offered to clients.
@@ -151,7 +157,8 @@ func New(cfg Config, deps Deps) (*Router, error) {
 		backends: map[string]Backend{}, single: map[string]*server.MCPServer{}, sets: map[string]*server.MCPServer{},
 		handlers: map[string]http.Handler{},
 		tools:    map[string][]*entry{}, byName: map[string]*entry{},
-		instr: map[string]string{},
+		instr:  map[string]string{},
+		loaded: make(chan struct{}), tried: map[string]bool{},
 	}
 	for _, b := range deps.Backends {
 		if _, dup := r.backends[b.Name()]; dup {
@@ -180,6 +187,9 @@ func New(cfg Config, deps Deps) (*Router, error) {
 		r.handlers[ts.Name] = r.streamable(ts.Name, s)
 	}
 	r.handlers[DiscoveryEndpoint] = r.streamable(DiscoveryEndpoint, r.newDiscovery())
+	if len(r.names) == 0 {
+		close(r.loaded)
+	}
 	return r, nil
 }
 
