@@ -79,11 +79,24 @@ func isURLKey(k string) bool {
 	return strings.HasSuffix(k, "_url") || strings.HasSuffix(k, "_urls") || strings.HasSuffix(k, "url")
 }
 
-// scrubResult is the pass of every tool but get_config: URL members are
-// dropped, strings scrubbed.
-func scrubResult(v any) any { return scrubResultAt(v, 0) }
+// rules are one pass's redaction: walk applies member to every object
+// member and text to every string and to the key of every member it
+// walks on.
+type rules struct {
+	member func(key string, val any) (fate, any)
+	text   func(string) string
+}
 
-func scrubResultAt(v any, depth int) any {
+// fate is what becomes of an object member.
+type fate int
+
+const (
+	walkOn       fate = iota // key through text, value walked
+	dropMember               // left out
+	replaceValue             // key kept as it is, value replaced
+)
+
+func (r rules) walk(v any, depth int) any {
 	if depth > maxDepth {
 		return tooDeep
 	}
@@ -91,22 +104,37 @@ func scrubResultAt(v any, depth int) any {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, val := range t {
-			if isURLKey(k) {
-				continue
+			switch f, repl := r.member(k, val); f {
+			case walkOn:
+				out[r.text(k)] = r.walk(val, depth+1)
+			case replaceValue:
+				out[k] = repl
 			}
-			out[scrubString(k)] = scrubResultAt(val, depth+1)
 		}
 		return out
 	case []any:
 		out := make([]any, len(t))
 		for i, val := range t {
-			out[i] = scrubResultAt(val, depth+1)
+			out[i] = r.walk(val, depth+1)
 		}
 		return out
 	case string:
-		return scrubString(t)
+		return r.text(t)
 	}
 	return v
+}
+
+// scrubResult is the pass of every tool but get_config: URL members are
+// dropped, strings scrubbed.
+func scrubResult(v any) any {
+	return rules{member: resultMember, text: scrubString}.walk(v, 0)
+}
+
+func resultMember(k string, _ any) (fate, any) {
+	if isURLKey(k) {
+		return dropMember, nil
+	}
+	return walkOn, nil
 }
 
 // redactConfig applies get_config's rules to a decoded configuration.
@@ -118,7 +146,7 @@ func redactConfig(v any) any {
 			v = m
 		}
 	}
-	return redactConfigAt(v, 0)
+	return rules{member: configMember, text: scrubConfigString}.walk(v, 0)
 }
 
 func shallowCopy(m map[string]any) map[string]any {
@@ -172,37 +200,19 @@ func isConfigSecretKey(k string) bool {
 	return false
 }
 
-func redactConfigAt(v any, depth int) any {
-	if depth > maxDepth {
-		return tooDeep
+// configMember masks secrets and user names and withholds URLs; the
+// order matters: "token_url" is a secret, not a URL.
+func configMember(k string, val any) (fate, any) {
+	lk := strings.ToLower(k)
+	switch {
+	case isConfigSecretKey(k):
+		return replaceValue, Mask
+	case (lk == "username" || lk == "user") && !emptyValue(val) && !container(val):
+		return replaceValue, Mask
+	case isURLKey(k) && !emptyValue(val):
+		return replaceValue, URLWithheld
 	}
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, val := range t {
-			lk := strings.ToLower(k)
-			switch {
-			case isConfigSecretKey(k):
-				out[k] = Mask
-			case (lk == "username" || lk == "user") && !emptyValue(val) && !container(val):
-				out[k] = Mask
-			case isURLKey(k) && !emptyValue(val):
-				out[k] = URLWithheld
-			default:
-				out[scrubConfigString(k)] = redactConfigAt(val, depth+1)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, val := range t {
-			out[i] = redactConfigAt(val, depth+1)
-		}
-		return out
-	case string:
-		return scrubConfigString(t)
-	}
-	return v
+	return walkOn, nil
 }
 
 // scrubConfigString withholds every absolute URL in s and masks the rest.
