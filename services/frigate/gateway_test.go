@@ -5,9 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"image/jpeg"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
@@ -154,41 +152,6 @@ func object(t *testing.T, name string, structured any, text string) map[string]a
 	return m
 }
 
-// sdkConnect opens an official Go SDK client on the gateway's aggregate
-// endpoint as clientName, recording every response body in wire.
-func sdkConnect(t *testing.T, g *gatewaytest.Gateway, clientName string, wire *capture.Buffer) sdkUser {
-	t.Helper()
-	hc := &http.Client{Transport: &bearerRecorder{token: g.Tokens[clientName], wire: wire}}
-	c := sdk.NewClient(&sdk.Implementation{Name: "frigate-gateway-test", Version: "1"}, nil)
-	s, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: g.URL + "/mcp", HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return sdkUser{s: s}
-}
-
-// bearerRecorder adds the client's bearer token and copies response bodies
-// into wire, as gatewaytest's own client does.
-type bearerRecorder struct {
-	token string
-	wire  *capture.Buffer
-}
-
-func (b *bearerRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	res, err := http.DefaultTransport.RoundTrip(r)
-	if err != nil || res.Body == nil {
-		return res, err
-	}
-	res.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.TeeReader(res.Body, b.wire), res.Body}
-	return res, nil
-}
-
 // TestThroughTheGateway runs the frigate tools behind a real gateway (with
 // its embedded policy) against the fake Frigate, in managed-session and
 // bearer mode, and drives them with both mcp-go and the official SDK.
@@ -243,7 +206,7 @@ func TestThroughTheGateway(t *testing.T) {
 				u    mcpUser
 			}{
 				{"mcp-go", mcpgoUser{c: g.Client("openwebui", "ann@example.org")}},
-				{"go-sdk", sdkConnect(t, g, "openwebui", sdkWire)},
+				{"go-sdk", sdkUser{s: g.SDKClientAt("openwebui", "/mcp", sdkWire)}},
 			}
 			for _, user := range users {
 				t.Run(user.name, func(t *testing.T) {
