@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -111,30 +110,7 @@ func (st *stack) call(t *testing.T, tool string, args map[string]any) (map[strin
 }
 
 func confirmArgs(args map[string]any, ticket string) map[string]any {
-	out := map[string]any{"confirm": true, "ticket": ticket}
-	for k, v := range args {
-		out[k] = v
-	}
-	return out
-}
-
-type bearer struct {
-	token string
-	wire  *capture.Buffer
-}
-
-func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	res, err := http.DefaultTransport.RoundTrip(r)
-	if err != nil || res.Body == nil {
-		return res, err
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	_, _ = b.wire.Write(body)
-	res.Body = io.NopCloser(strings.NewReader(string(body)))
-	return res, nil
+	return gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket})
 }
 
 // Both Go MCP clients see the relayed tools and read through a real
@@ -143,13 +119,7 @@ func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestRelayThroughTheGatewayWithBothClients(t *testing.T) {
 	st := startStack(t, false)
 	sdkWire := &capture.Buffer{}
-	sc := sdk.NewClient(&sdk.Implementation{Name: "ha-gateway-test", Version: "1"}, nil)
-	sess, err := sc.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: st.g.URL + "/mcp/homeassistant",
-		HTTPClient: &http.Client{Transport: &bearer{token: st.g.Tokens["openwebui"], wire: sdkWire}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := st.g.SDKClientAt("openwebui", "/mcp/homeassistant", sdkWire)
 	list, err := sess.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +158,9 @@ func TestRelayThroughTheGatewayWithBothClients(t *testing.T) {
 		if !strings.Contains(string(sraw), c.has) {
 			t.Errorf("go-sdk %s: %s", c.tool, sraw)
 		}
+	}
+	if !strings.Contains(sdkWire.String(), "light.bedroom_light") {
+		t.Fatal("the go-sdk wire recorder saw no result; the leak check would prove nothing")
 	}
 	st.g.NoLeaks(t, []string{gwToken}, map[string]string{"go-sdk wire": sdkWire.String()})
 }
