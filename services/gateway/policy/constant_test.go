@@ -198,23 +198,32 @@ func TestPoliciesThatReadVaryingFieldsAreEvaluatedEveryTime(t *testing.T) {
 		name        string
 		rego        string
 		allow, deny func(*Input)
+		// remembered: the residual's answers are remembered per the
+		// values it reads (memo.go), so of the residual's six answers
+		// four come from memory (the first allow and deny are evaluated).
+		remembered bool
 	}{
 		{"user", rule(`input.user == "alice"`),
-			func(in *Input) { in.User = "alice" }, func(in *Input) { in.User = "bob" }},
+			func(in *Input) { in.User = "alice" }, func(in *Input) { in.User = "bob" }, true},
 		{"an argument", rule(`input.args.entity_id == "light.kitchen"`),
-			func(in *Input) {}, func(in *Input) { in.Args = map[string]any{"entity_id": "lock.door"} }},
+			func(in *Input) {}, func(in *Input) { in.Args = map[string]any{"entity_id": "lock.door"} }, true},
 		{"how many arguments", rule(`count(input.args) == 1`),
-			func(in *Input) {}, func(in *Input) { in.Args = map[string]any{"a": 1, "b": 2} }},
+			func(in *Input) {}, func(in *Input) { in.Args = map[string]any{"a": 1, "b": 2} }, true},
+		{"an argument named by another", rule(`input.args[input.user] == "light.kitchen"`),
+			func(in *Input) { in.Args = map[string]any{"alice": "light.kitchen"} }, func(in *Input) { in.Args = map[string]any{"alice": "lock.door"} }, true},
 		{"ticket state", rule(`input.ticket.state == "valid"`),
-			func(in *Input) { in.Ticket.State = "valid" }, func(in *Input) {}},
+			func(in *Input) { in.Ticket.State = "valid" }, func(in *Input) {}, true},
 		{"time of day", rule(`time.clock(time.parse_rfc3339_ns(input.time))[0] < 18`),
-			func(in *Input) {}, func(in *Input) { in.Time = in.Time.Add(5 * time.Hour) }},
+			func(in *Input) {}, func(in *Input) { in.Time = in.Time.Add(5 * time.Hour) }, false},
 		{"the whole input", rule(`object.get(input, ["args", "entity_id"], "") == "light.kitchen"`),
-			func(in *Input) {}, func(in *Input) { in.Args = map[string]any{"entity_id": "lock.door"} }},
+			func(in *Input) {}, func(in *Input) { in.Args = map[string]any{"entity_id": "lock.door"} }, false},
 		{"the input as JSON", rule(`contains(json.marshal(input), "alice")`),
-			func(in *Input) {}, func(in *Input) { in.User = "bob" }},
+			func(in *Input) {}, func(in *Input) { in.User = "bob" }, false},
+		{"the clock besides an argument", rule(`time.now_ns() > 0
+	input.args.entity_id == "light.kitchen"`),
+			func(in *Input) {}, func(in *Input) { in.Args = map[string]any{"entity_id": "lock.door"} }, false},
 		{"an else chain", header + "decision := " + allowAll + " if {\n\tinput.user == \"alice\"\n} else := " + denyAll + "\n",
-			func(in *Input) { in.User = "alice" }, func(in *Input) { in.User = "bob" }},
+			func(in *Input) { in.User = "alice" }, func(in *Input) { in.User = "bob" }, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -259,6 +268,18 @@ func TestPoliciesThatReadVaryingFieldsAreEvaluatedEveryTime(t *testing.T) {
 				}
 			}
 			t.Logf("%d of 5 later decisions by the residual", r.residuals.Load()-1)
+			k, _ := r.known.get(ka)
+			hits := int64(0)
+			if k.residual != nil {
+				hits = k.residual.hits.Load()
+				t.Logf("residual reads %v, remembered: %t", k.residual.reads, k.residual.memo != nil)
+			}
+			switch {
+			case tc.remembered && hits != 4:
+				t.Errorf("%d of the residual's answers from memory, want 4", hits)
+			case !tc.remembered && hits != 0:
+				t.Errorf("%d of the residual's answers from memory, want none", hits)
+			}
 		})
 	}
 }
@@ -435,7 +456,8 @@ func TestConcurrentFirstDecisions(t *testing.T) {
 }
 
 // BenchmarkWriteDecision: a write with arguments, decided by the whole
-// policy and by its residual (after the checks), in one run.
+// policy and by its residual (after the checks; the same values again, so
+// from the residual's memory, memo.go), in one run.
 func BenchmarkWriteDecision(b *testing.B) {
 	e := newShipped(b)
 	in := with(write("demo_counter_add"), func(in *Input) { in.Service, in.Args = "demo", map[string]any{"amount": 1} })

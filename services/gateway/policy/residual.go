@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -21,6 +22,7 @@ import (
 // agreed with the full evaluation on the first residualChecks calls of its
 // known part; any disagreement, or a residual that does not compile or
 // refers elsewhere, means full evaluation for that known part from then on.
+// Its answers are remembered per the input values it reads (memo.go).
 
 // residualPackage holds the rule built from the residual queries.
 const residualPackage = "toolgate_residual"
@@ -31,6 +33,13 @@ const residualChecks = 16
 
 type residual struct {
 	query rego.PreparedEvalQuery
+	// reads are the input paths (without "input") whose values alone
+	// decide the residual's answer; nil when its answers are not
+	// remembered (see reads).
+	reads []ast.Ref
+	memo  *decisionMemo
+	// hits counts answers from memo, for tests.
+	hits atomic.Int64
 }
 
 // residuals shares compiled residuals between known parts whose partial
@@ -116,7 +125,11 @@ func (e *Embedded) compileResidual(ctx context.Context, src string, support []*a
 	if err != nil {
 		return nil
 	}
-	return &residual{query: q}
+	r := &residual{query: q}
+	if reads, ok := inputReads(c.Modules); ok {
+		r.reads, r.memo = reads, &decisionMemo{m: map[string]Decision{}, max: maxResidualMemo}
+	}
+	return r
 }
 
 // residualRoots are where a residual's references may point: the residual
@@ -149,10 +162,27 @@ func selfSufficient(m *ast.Module) bool {
 	return ok
 }
 
-// eval decides in with the residual. No decision is ErrUndefined and two
-// different ones an evaluation error, as the whole policy's complete rule
-// would answer.
+// eval decides in with the residual: from its memory when the values it
+// reads were decided before, else by evaluating it (evalQuery).
 func (r *residual) eval(ctx context.Context, in Input) (Decision, error) {
+	key, ok := r.memoKey(in)
+	if ok {
+		if d, hit := r.memo.get(key); hit {
+			r.hits.Add(1)
+			return d, nil
+		}
+	}
+	d, err := r.evalQuery(ctx, in)
+	if err == nil && ok {
+		r.memo.put(key, d)
+	}
+	return d, err
+}
+
+// evalQuery evaluates the residual for in. No decision is ErrUndefined and
+// two different ones an evaluation error, as the whole policy's complete
+// rule would answer.
+func (r *residual) evalQuery(ctx context.Context, in Input) (Decision, error) {
 	v, err := in.astValue()
 	if err != nil {
 		return failClosed, fmt.Errorf("%w: build input: %w", ErrEvaluation, err)

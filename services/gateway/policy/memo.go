@@ -1,0 +1,188 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
+// Remembered residual answers.
+//
+// A residual (residual.go) is a Rego program over the input and the
+// policy's data, and the data is fixed for the engine's life. Rego reads the
+// input only through references rooted at input, so when every such
+// reference has a ground prefix that names one field other than time
+// (input.args.force, input.preview.facts.unresolved, input.args[x] → the
+// whole of input.args), the residual's answer is a function of the values
+// at those prefixes: evaluating it again for the same values gives the same
+// decision. The engine then remembers the answer per those values. It does
+// not when the program reads the whole input, the time (which never
+// repeats), replaces input values with `with`, or calls a builtin whose
+// answer may change between calls (time.now_ns, http.send, rand.intn).
+//
+// For the shipped policy a write's residual reads input.args.force,
+// input.ticket.force and input.preview.facts.unresolved, so a preview's two
+// decisions are two lookups once a client's first writes were decided.
+
+// maxResidualMemo bounds one residual's memory; past it the memory starts
+// afresh. Its keys are the values the residual reads, so a program that
+// reads the arguments of a write has one entry per distinct value there.
+const maxResidualMemo = 1024
+
+type decisionMemo struct {
+	mu  sync.RWMutex
+	m   map[string]Decision
+	max int
+}
+
+func (m *decisionMemo) get(key string) (Decision, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	d, ok := m.m[key]
+	return d, ok
+}
+
+func (m *decisionMemo) put(key string, d Decision) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.m) >= m.max {
+		clear(m.m)
+	}
+	m.m[key] = d
+}
+
+// inputReads returns the input paths the compiled modules read, each
+// without its input head, in a fixed order; ok is false when the answers
+// of the program must not be remembered.
+func inputReads(modules map[string]*ast.Module) (reads []ast.Ref, ok bool) {
+	ok = true
+	seen := map[string]bool{}
+	var vis *ast.GenericVisitor
+	vis = ast.NewGenericVisitor(func(x any) bool {
+		if !ok {
+			return true
+		}
+		switch x := x.(type) {
+		case *ast.Expr:
+			if len(x.With) > 0 {
+				ok = false
+			}
+		case ast.Var:
+			// input on its own (not the head of a reference, see below):
+			// the whole input is read.
+			if x.Equal(ast.InputRootDocument.Value) {
+				ok = false
+			}
+		case ast.Ref:
+			if b, isBuiltin := ast.BuiltinMap[x.String()]; isBuiltin && b.Nondeterministic {
+				ok = false
+				return true
+			}
+			if !x.HasPrefix(ast.InputRootRef) {
+				return false
+			}
+			path := x.GroundPrefix()[1:]
+			field, isString := "", false
+			if len(path) > 0 {
+				var s ast.String
+				s, isString = path[0].Value.(ast.String)
+				field = string(s)
+			}
+			if !isString || field == "time" {
+				ok = false
+				return true
+			}
+			if k := path.String(); !seen[k] {
+				seen[k] = true
+				reads = append(reads, path.Copy())
+			}
+			// The rest of the reference may read the input too
+			// (input.args[input.user]); its head has been seen.
+			for _, t := range x[1:] {
+				vis.Walk(t)
+			}
+			return true
+		}
+		return false
+	})
+	names := make([]string, 0, len(modules))
+	for name := range modules {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		vis.Walk(modules[name])
+	}
+	if !ok {
+		return nil, false
+	}
+	return reads, true
+}
+
+// memoKey is the values r reads from in, each as its canonical text with
+// its length in front, or "-" where the path is absent. ok is false when
+// r's answers are not remembered or a value cannot be read.
+func (r *residual) memoKey(in Input) (string, bool) {
+	if r.memo == nil {
+		return "", false
+	}
+	var b []byte
+	for _, path := range r.reads {
+		field := string(path[0].Value.(ast.String))
+		v, present, err := in.field(field)
+		if err != nil {
+			return "", false
+		}
+		if present && len(path) > 1 {
+			v, err = v.Find(path[1:])
+			present = err == nil
+		}
+		if !present {
+			b = append(b, '-')
+			continue
+		}
+		s := v.String()
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
+	}
+	return string(b), true
+}
+
+// field is the value of one top-level input field as astValue builds it;
+// present is false for a field the input does not have (preview before the
+// preview ran, or a name that is no field).
+func (in Input) field(name string) (v ast.Value, present bool, err error) {
+	switch name {
+	case "user":
+		return ast.String(in.User), true, nil
+	case "args":
+		v, err = jsonValue(in.Args)
+		if err != nil {
+			return nil, false, fmt.Errorf("args: %w", err)
+		}
+		return v, true, nil
+	case "ticket":
+		return in.Ticket.term().Value, true, nil
+	case "preview":
+		if in.Preview == nil {
+			return nil, false, nil
+		}
+		facts, err := jsonValue(in.Preview.Facts)
+		if err != nil {
+			return nil, false, fmt.Errorf("preview: %w", err)
+		}
+		return ast.NewObject(item("facts", ast.NewTerm(facts))), true, nil
+	case "time":
+		return nil, false, fmt.Errorf("time is not remembered")
+	}
+	for _, it := range in.knownItems() {
+		if it[0].Value.Compare(ast.String(name)) == 0 {
+			return it[1].Value, true, nil
+		}
+	}
+	return nil, false, nil
+}
