@@ -8,14 +8,22 @@ import (
 	"net/http"
 )
 
-// envelope is the part of a JSON-RPC message the gateway checks before the
-// MCP server sees it.
+// envelope is the part of a JSON-RPC message the gateway reads before the
+// MCP server sees it. A single message is parsed once, by checkEnvelope,
+// and every later step (initialize, the direct tools/call path, the tool
+// a call names) reads this instead of the body.
 type envelope struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
+}
+
+// is reports whether e is a message with the given method.
+func (e *envelope) is(method string) bool {
+	return e != nil && e.Method != nil && *e.Method == method
 }
 
 // Envelope errors carry their JSON-RPC code.
@@ -28,27 +36,41 @@ func (e *envelopeError) Error() string { return e.msg }
 
 // checkEnvelope validates a request body: valid JSON (-32700), and a
 // JSON-RPC 2.0 request, notification or response (-32600). A batch is
-// checked element by element.
-func checkEnvelope(body []byte) error {
+// checked element by element. A single message comes back parsed; a batch
+// as nil.
+func checkEnvelope(body []byte) (*envelope, error) {
 	body = bytes.TrimSpace(body)
-	if !json.Valid(body) {
-		return &envelopeError{-32700, "parse error: the body is not valid JSON"}
-	}
-	if len(body) > 0 && body[0] == '[' {
+	switch {
+	case len(body) > 0 && body[0] == '{':
+		// One parse both validates the JSON and reads the message.
+		var e envelope
+		if err := json.Unmarshal(body, &e); err != nil {
+			var syntax *json.SyntaxError
+			if errors.As(err, &syntax) {
+				return nil, &envelopeError{-32700, "parse error: the body is not valid JSON"}
+			}
+			return nil, &envelopeError{-32600, "invalid request: malformed JSON-RPC fields"}
+		}
+		return &e, checkFields(&e)
+	case !json.Valid(body):
+		return nil, &envelopeError{-32700, "parse error: the body is not valid JSON"}
+	case body[0] == '[':
 		var batch []json.RawMessage
 		if err := json.Unmarshal(body, &batch); err != nil || len(batch) == 0 {
-			return &envelopeError{-32600, "invalid request: empty batch"}
+			return nil, &envelopeError{-32600, "invalid request: empty batch"}
 		}
 		for _, m := range batch {
 			if err := checkMessage(m); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		return nil
+		return nil, nil
+	default:
+		return nil, &envelopeError{-32600, "invalid request: a JSON-RPC message must be an object"}
 	}
-	return checkMessage(body)
 }
 
+// checkMessage checks one member of a batch.
 func checkMessage(raw []byte) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
@@ -58,6 +80,10 @@ func checkMessage(raw []byte) error {
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return &envelopeError{-32600, "invalid request: malformed JSON-RPC fields"}
 	}
+	return checkFields(&e)
+}
+
+func checkFields(e *envelope) error {
 	if e.JSONRPC != "2.0" {
 		return &envelopeError{-32600, `invalid request: "jsonrpc" must be "2.0"`}
 	}
@@ -82,25 +108,26 @@ func checkMessage(raw []byte) error {
 }
 
 // readEnvelope reads and checks a POST body, then restores it for the MCP
-// server and returns it. It answers the client itself and returns false
-// when the body is unusable.
-func readEnvelope(w http.ResponseWriter, req *http.Request) ([]byte, bool) {
+// server and returns it with its parsed message (nil for a batch). It
+// answers the client itself and returns false when the body is unusable.
+func readEnvelope(w http.ResponseWriter, req *http.Request) ([]byte, *envelope, bool) {
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			writeRPCError(w, http.StatusRequestEntityTooLarge, -32600, "request body is too large")
-			return nil, false
+			return nil, nil, false
 		}
 		writeRPCError(w, http.StatusBadRequest, -32700, "could not read the request body")
-		return nil, false
+		return nil, nil, false
 	}
-	if err := checkEnvelope(body); err != nil {
+	msg, err := checkEnvelope(body)
+	if err != nil {
 		var ee *envelopeError
 		errors.As(err, &ee)
 		writeRPCError(w, http.StatusBadRequest, ee.code, ee.msg)
-		return nil, false
+		return nil, nil, false
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
-	return body, true
+	return body, msg, true
 }

@@ -1,7 +1,6 @@
 package router
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -31,7 +30,7 @@ import (
 
 // callDirectly answers req when it is a plain tools/call it can serve, and
 // reports whether it did.
-func (r *Router) callDirectly(w http.ResponseWriter, req *http.Request, endpoint string, body []byte) bool {
+func (r *Router) callDirectly(w http.ResponseWriter, req *http.Request, endpoint string, m *envelope) bool {
 	if req.Method != http.MethodPost {
 		return false
 	}
@@ -45,7 +44,7 @@ func (r *Router) callDirectly(w http.ResponseWriter, req *http.Request, endpoint
 	if !ok || !r.deps.Sessions.Direct(id.Client.Name, endpoint, req.Header.Get("Mcp-Session-Id")) {
 		return false
 	}
-	msg, ok := plainCall(body)
+	msg, ok := plainCall(m)
 	if !ok {
 		return false
 	}
@@ -104,25 +103,20 @@ type plain struct {
 	args json.RawMessage
 }
 
-// plainCall parses a JSON-RPC tools/call whose params are a name and
+// plainCall reads a JSON-RPC tools/call whose params are a name and
 // arguments and nothing else (no _meta, no task, no multi round-trip
-// state: those are mcp-go's to handle).
-func plainCall(body []byte) (plain, bool) {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 || body[0] != '{' {
+// state: those are mcp-go's to handle). m is the request as checkEnvelope
+// parsed it, nil for a batch.
+func plainCall(m *envelope) (plain, bool) {
+	if !m.is(string(mcp.MethodToolsCall)) || len(m.ID) == 0 || string(m.ID) == "null" {
 		return plain{}, false
 	}
-	var m struct {
-		ID     json.RawMessage            `json:"id"`
-		Method string                     `json:"method"`
-		Params map[string]json.RawMessage `json:"params"`
-	}
-	if json.Unmarshal(body, &m) != nil || m.Method != string(mcp.MethodToolsCall) ||
-		len(m.ID) == 0 || string(m.ID) == "null" || m.Params == nil {
+	var params map[string]json.RawMessage
+	if json.Unmarshal(m.Params, &params) != nil || params == nil {
 		return plain{}, false
 	}
 	var p plain
-	for k, v := range m.Params {
+	for k, v := range params {
 		switch k {
 		case "name":
 			if json.Unmarshal(v, &p.name) != nil {

@@ -301,3 +301,47 @@ func TestResultsPassedThroughKeepOnlyWhatMayLeave(t *testing.T) {
 		})
 	}
 }
+
+// TestPlainCall: which requests, as checkEnvelope parsed them, the direct
+// path serves, and what it reads from them; everything else is mcp-go's.
+func TestPlainCall(t *testing.T) {
+	cases := []struct {
+		name, body string
+		ok         bool
+		id, tool   string
+		args       string
+	}{
+		{"plain call", echoCall, true, "7", "demo_echo", `{"text":"hi"}`},
+		{"string id, no arguments", `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"demo_echo"}}`, true, `"a"`, "demo_echo", ""},
+		{"surrounding space", " \n" + echoCall + "\n ", true, "7", "demo_echo", `{"text":"hi"}`},
+		{"_meta", strings.Replace(echoCall, `"arguments"`, `"_meta":{},"arguments"`, 1), false, "", "", ""},
+		{"a task", strings.Replace(echoCall, `"arguments"`, `"task":{},"arguments"`, 1), false, "", "", ""},
+		{"another method", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"name":"x"}}`, false, "", "", ""},
+		{"notification", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"demo_echo"}}`, false, "", "", ""},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"demo_echo"}}`, false, "", "", ""},
+		{"no params", `{"jsonrpc":"2.0","id":7,"method":"tools/call"}`, false, "", "", ""},
+		{"null params", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":null}`, false, "", "", ""},
+		{"params an array", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":["demo_echo"]}`, false, "", "", ""},
+		{"name not a string", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":5}}`, false, "", "", ""},
+		{"empty name", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":""}}`, false, "", "", ""},
+		{"batch", "[" + echoCall + "]", false, "", "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			msg, err := checkEnvelope([]byte(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, ok := plainCall(msg)
+			if ok != tc.ok {
+				t.Fatalf("served directly: %t, want %t", ok, tc.ok)
+			}
+			if ok && (string(p.id) != tc.id || p.name != tc.tool || string(p.args) != tc.args) {
+				t.Fatalf("read id %s, tool %q, arguments %s", p.id, p.name, p.args)
+			}
+			if got, want := calledTool(msg), map[bool]string{true: tc.tool}[ok]; ok && got != want {
+				t.Errorf("calledTool %q, want %q", got, want)
+			}
+		})
+	}
+}

@@ -131,17 +131,17 @@ func (r *Router) Handler() http.Handler {
 		}
 		req.Body = http.MaxBytesReader(w, req.Body, MaxRequestBytes)
 		if req.Method == http.MethodPost {
-			body, ok := readEnvelope(w, req)
-			if !ok || r.callDirectly(w, req, name, body) {
+			_, msg, ok := readEnvelope(w, req)
+			if !ok || r.callDirectly(w, req, name, msg) {
 				return
 			}
-			if isInitialize(body) {
+			if msg.is(string(mcp.MethodInitialize)) {
 				if r.allowInitialize(w, req) {
 					r.initialize(w, req, h)
 				}
 				return
 			}
-			if tool := calledTool(body); tool != "" {
+			if tool := calledTool(msg); tool != "" {
 				// mcp-go runs the tool filter before the call (callable).
 				req = req.WithContext(forCall(req.Context(), tool))
 			}
@@ -150,25 +150,18 @@ func (r *Router) Handler() http.Handler {
 	})
 }
 
-// isInitialize reports whether body is an initialize request (each opens a
-// session the gateway keeps).
-func isInitialize(body []byte) bool {
-	var e envelope
-	return json.Unmarshal(body, &e) == nil && e.Method != nil && *e.Method == string(mcp.MethodInitialize)
-}
-
 // calledTool returns the tool a single tools/call request names, or "".
-func calledTool(body []byte) string {
-	var m struct {
-		Method string `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &m) != nil || m.Method != string(mcp.MethodToolsCall) {
+func calledTool(msg *envelope) string {
+	if !msg.is(string(mcp.MethodToolsCall)) {
 		return ""
 	}
-	return m.Params.Name
+	var p struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(msg.Params, &p) != nil {
+		return ""
+	}
+	return p.Name
 }
 
 // initialize sends an initialize to the MCP server and tells the session

@@ -3,6 +3,7 @@ package router
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -39,7 +40,7 @@ func TestCheckEnvelope(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkEnvelope([]byte(tc.body))
+			_, err := checkEnvelope([]byte(tc.body))
 			if tc.code == 0 {
 				if err != nil {
 					t.Fatalf("valid message refused: %v", err)
@@ -59,10 +60,21 @@ func FuzzEnvelope(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		err := checkEnvelope([]byte(body))
+		msg, err := checkEnvelope([]byte(body))
 		if err == nil {
 			if !json.Valid([]byte(body)) {
 				t.Fatalf("invalid JSON accepted: %q", body)
+			}
+			// A single message comes back as it parses on its own.
+			var want *envelope
+			if trimmed := strings.TrimSpace(body); trimmed[0] == '{' {
+				want = new(envelope)
+				if err := json.Unmarshal([]byte(trimmed), want); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !reflect.DeepEqual(msg, want) {
+				t.Fatalf("%q parsed as %+v, want %+v", body, msg, want)
 			}
 			return
 		}
