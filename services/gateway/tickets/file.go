@@ -55,7 +55,7 @@ func Open(path string, now func() time.Time, max, perClient int) (*Store, error)
 	}
 	s.file = f
 	for _, t := range loaded {
-		s.tickets[t.ID] = t
+		s.addLocked(t)
 	}
 	s.behind = map[string]struct{}{}
 	s.kick, s.stop, s.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})

@@ -100,7 +100,12 @@ type Store struct {
 
 	mu      sync.Mutex
 	tickets map[string]*Ticket
-	file    *file // nil: memory only
+	// byClient indexes each client's tickets that were open (ready or
+	// pending) when last seen, so Issue counts one client's open tickets
+	// without a look at everyone's. A ticket leaves it when it is used,
+	// denied or dropped; states never go back to open.
+	byClient map[string]map[string]*Ticket
+	file     *file // nil: memory only
 	// behind holds the ids of issued tickets not yet in the file; the
 	// writer goroutine (writeBehind) writes them. behindErr is its last
 	// write's failure, and Issue refuses while it stands.
@@ -123,7 +128,7 @@ func NewStore(now func() time.Time, max, perClient int) *Store {
 	if max <= 0 {
 		max = 10_000
 	}
-	return &Store{now: now, max: max, perClient: perClient, tickets: map[string]*Ticket{}}
+	return &Store{now: now, max: max, perClient: perClient, tickets: map[string]*Ticket{}, byClient: map[string]map[string]*Ticket{}}
 }
 
 // IssueOption adds an optional detail to a ticket being issued.
@@ -175,19 +180,13 @@ func (s *Store) Issue(b Binding, previewDigest string, approvalKind approval.Kin
 		}
 	}
 	// One client looping over previews must not crowd out the others.
-	open := 0
-	for _, o := range s.tickets {
-		if o.Client == b.Client && now.Before(o.Expires) && (o.State == Ready || o.State == Pending) {
-			open++
-		}
-	}
-	if s.perClient > 0 && open >= s.perClient {
+	if s.perClient > 0 && s.openLocked(b.Client, now) >= s.perClient {
 		return Ticket{}, ErrFull
 	}
 	if s.file != nil && t.State == Ready {
 		// The preview's answer does not wait for the disk (an fsync costs
 		// milliseconds); writeBehind writes it.
-		s.tickets[id] = t
+		s.addLocked(t)
 		s.behind[id] = struct{}{}
 		select {
 		case s.kick <- struct{}{}:
@@ -198,8 +197,42 @@ func (s *Store) Issue(b Binding, previewDigest string, approvalKind approval.Kin
 	if err := s.file.put(t); err != nil {
 		return Ticket{}, err
 	}
-	s.tickets[id] = t
+	s.addLocked(t)
 	return *t, nil
+}
+
+// addLocked keeps t and indexes it under its client.
+func (s *Store) addLocked(t *Ticket) {
+	s.tickets[t.ID] = t
+	if t.State != Ready && t.State != Pending {
+		return
+	}
+	m := s.byClient[t.Client]
+	if m == nil {
+		m = map[string]*Ticket{}
+		s.byClient[t.Client] = m
+	}
+	m[t.ID] = t
+}
+
+// openLocked counts client's open (ready or pending, unexpired) tickets,
+// and drops from its index those that can never be open again.
+func (s *Store) openLocked(client string, now time.Time) int {
+	m := s.byClient[client]
+	n := 0
+	for id, t := range m {
+		if s.tickets[id] != t || (t.State != Ready && t.State != Pending) {
+			delete(m, id)
+			continue
+		}
+		if now.Before(t.Expires) {
+			n++
+		}
+	}
+	if m != nil && len(m) == 0 {
+		delete(s.byClient, client)
+	}
+	return n
 }
 
 // Redeem consumes a ticket for the call described by b. It fails without
@@ -320,6 +353,12 @@ func (s *Store) pruneLocked(now time.Time) int {
 			}
 			delete(s.tickets, id)
 			delete(s.behind, id)
+			if m := s.byClient[t.Client]; m != nil {
+				delete(m, id)
+				if len(m) == 0 {
+					delete(s.byClient, t.Client)
+				}
+			}
 			gone = append(gone, id)
 		}
 	}

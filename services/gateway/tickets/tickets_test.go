@@ -3,7 +3,9 @@ package tickets_test
 import (
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -411,5 +413,78 @@ func TestOneClientCannotTakeAllTickets(t *testing.T) {
 	}
 	if _, err := s.Issue(tickets.Binding{Client: "other"}, "p", approval.Model, time.Minute, nil); err != nil {
 		t.Fatalf("another client was crowded out: %v", err)
+	}
+}
+
+// TestOpenTicketsPerClient: the per-client bound counts exactly a client's
+// ready and pending unexpired tickets, through every change of state, an
+// expiry and a restart from the ticket file.
+func TestOpenTicketsPerClient(t *testing.T) {
+	for _, withFile := range []bool{false, true} {
+		t.Run(map[bool]string{false: "memory", true: "file"}[withFile], func(t *testing.T) {
+			c := newClock()
+			path := filepath.Join(t.TempDir(), "tickets.db")
+			open := func() *tickets.Store {
+				if !withFile {
+					return tickets.NewStore(c.Now, 100, 2)
+				}
+				s, err := tickets.Open(path, c.Now, 100, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = s.Close() })
+				return s
+			}
+			s := open()
+			n := 0
+			issue := func(client string, kind approval.Kind, ttl time.Duration) (tickets.Ticket, error) {
+				n++
+				b := base
+				b.Client, b.ArgsDigest = client, "sha256:"+strconv.Itoa(n)
+				return s.Issue(b, "p", kind, ttl, nil)
+			}
+			must := func(tk tickets.Ticket, err error) tickets.Ticket {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tk
+			}
+			full := func(step string) {
+				t.Helper()
+				if _, err := issue("a", approval.Model, time.Minute); !errors.Is(err, tickets.ErrFull) {
+					t.Fatalf("%s: a third open ticket: %v", step, err)
+				}
+			}
+			ready := must(issue("a", approval.Model, time.Minute))
+			pending := must(issue("a", approval.Human, time.Minute))
+			full("one ready, one pending")
+			must(issue("b", approval.Model, time.Minute))
+			// Approved, the pending ticket is ready: still open.
+			must(s.Approve(pending.ID, "admin"))
+			full("approved")
+			// Used, a ticket no longer counts.
+			must(s.Redeem(ready.ID, ready.Binding))
+			denied := must(issue("a", approval.Human, time.Minute))
+			full("used one, issued another")
+			// Denied, neither.
+			must(s.Deny(denied.ID, "admin"))
+			must(issue("a", approval.Model, 10*time.Second))
+			full("denied one, issued another")
+			// Expired (not yet pruned), neither.
+			c.Advance(20 * time.Second)
+			must(issue("a", approval.Model, time.Minute))
+			full("one expired, issued another")
+			if withFile {
+				// After a restart the open tickets still count.
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				s = open()
+				full("reopened")
+			}
+			s.Prune()
+			full("pruned")
+		})
 	}
 }
