@@ -153,7 +153,7 @@ func (r *Report) Markdown() string {
 		b.WriteString("\n")
 	}
 	if len(goals) > 0 {
-		b.WriteString("### Against the goals (gateway above a bare proxy: p50 ≤ 60 µs; added p99 ≤ 2× the proxy's; ≥ 80 % of its throughput)\n\n")
+		b.WriteString("### Against the goals (gateway above a bare proxy: p50 ≤ 60 µs; added p99 ≤ 2× the proxy's added p99, taken at least as its added p50; ≥ 80 % of its throughput)\n\n")
 		for _, l := range goals {
 			b.WriteString("- " + l + "\n")
 		}
@@ -170,10 +170,29 @@ func goalLines(group string, row, direct, proxy Row) []string {
 	}
 	add := row.P50 - proxy.P50
 	line := fmt.Sprintf("%s, %s: p50 %s over the proxy (%s)", group, row.Name, us(add), mark(add <= 60*time.Microsecond))
-	gw99, px99 := row.P99-direct.P99, proxy.P99-direct.P99
-	line += fmt.Sprintf("; added p99 %s vs 2× %s (%s)", us(gw99), us(px99), mark(gw99 <= 2*px99))
+	gw99, allowed, floored := p99Goal(row, direct, proxy)
+	if floored {
+		line += fmt.Sprintf("; added p99 %s vs 2× %s (the proxy's added p50: its added p99 %s is below it) (%s)",
+			us(gw99), us(allowed), us(proxy.P99-direct.P99), mark(gw99 <= 2*allowed))
+	} else {
+		line += fmt.Sprintf("; added p99 %s vs 2× %s (%s)", us(gw99), us(allowed), mark(gw99 <= 2*allowed))
+	}
 	if row.Par > 0 && proxy.Par > 0 {
 		line += fmt.Sprintf("; %.0f %% of the proxy's throughput (%s)", 100*row.Par/proxy.Par, mark(row.Par >= 0.8*proxy.Par))
 	}
 	return []string{line}
+}
+
+// p99Goal returns what row adds to the direct call's p99 and what the bare
+// proxy adds, against which the goal allows twice as much. The proxy's
+// added p99 is a difference of two tails and can come out below its added
+// p50, even negative, when the direct call's tail happened to be worse in
+// a run; a hop adds at least its median cost at the tail too, so the
+// allowance is never taken below the proxy's added p50 (floored).
+func p99Goal(row, direct, proxy Row) (added, allowed time.Duration, floored bool) {
+	added, allowed = row.P99-direct.P99, proxy.P99-direct.P99
+	if p50 := proxy.P50 - direct.P50; allowed < p50 {
+		return added, p50, true
+	}
+	return added, allowed, false
 }
