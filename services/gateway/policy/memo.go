@@ -131,14 +131,9 @@ func (r *residual) memoKey(in Input) (string, bool) {
 	}
 	var b []byte
 	for _, path := range r.reads {
-		field := string(path[0].Value.(ast.String))
-		v, present, err := in.field(field)
+		v, present, err := in.find(path)
 		if err != nil {
 			return "", false
-		}
-		if present && len(path) > 1 {
-			v, err = v.Find(path[1:])
-			present = err == nil
 		}
 		if !present {
 			b = append(b, '-')
@@ -150,6 +145,49 @@ func (r *residual) memoKey(in Input) (string, bool) {
 		b = append(b, s...)
 	}
 	return string(b), true
+}
+
+// find is the value at path in the input as astValue builds it; present
+// is false where there is none. The arguments and the preview's facts are
+// walked as decoded JSON and only the value found is converted.
+func (in Input) find(path ast.Ref) (v ast.Value, present bool, err error) {
+	var doc any
+	switch field := string(path[0].Value.(ast.String)); {
+	case field == "args":
+		doc = in.Args
+	case field == "preview" && in.Preview != nil && len(path) > 1:
+		if k, ok := path[1].Value.(ast.String); !ok || k != "facts" {
+			return nil, false, nil
+		}
+		doc, path = in.Preview.Facts, path[1:]
+	default:
+		if v, present, err = in.field(field); err != nil || !present || len(path) == 1 {
+			return v, present, err
+		}
+		v, err = v.Find(path[1:])
+		return v, err == nil, nil
+	}
+	for i, t := range path[1:] {
+		m, isMap := doc.(map[string]any)
+		if !isMap || m == nil {
+			// Not an object (an array, a scalar, null): the converted
+			// value answers the rest of the path.
+			if v, err = jsonValue(doc); err != nil {
+				return nil, false, err
+			}
+			v, err = v.Find(path[1+i:])
+			return v, err == nil, nil
+		}
+		k, isString := t.Value.(ast.String)
+		if !isString {
+			return nil, false, nil // object keys are strings
+		}
+		if doc, present = m[string(k)]; !present {
+			return nil, false, nil
+		}
+	}
+	v, err = jsonValue(doc)
+	return v, err == nil, err
 }
 
 // field is the value of one top-level input field as astValue builds it;

@@ -119,3 +119,42 @@ func TestPreviewDecisionsAreRemembered(t *testing.T) {
 		t.Errorf("%d answers from memory of 200 decisions", hits)
 	}
 }
+
+// TestFindReadsWhatThePolicySees: the values a memory key is made of are
+// exactly those at the same paths of the input the policy evaluates.
+func TestFindReadsWhatThePolicySees(t *testing.T) {
+	paths := []string{
+		"args", "args.force", "args.nested.force", "args.list[1]", "args.list[1].x", "args.nested[0]", "args.missing.x",
+		"user", "ticket", "ticket.force", "ticket.state.x", "preview", "preview.facts", "preview.facts.unresolved",
+		"preview.facts.domains[0]", "preview.other", "client.name", "client.groups[0]", "tool", "nosuch",
+	}
+	var inputs []Input
+	for _, in := range shippedCases() {
+		inputs = append(inputs, variants(in)...)
+	}
+	inputs = append(inputs,
+		with(write("t"), func(in *Input) {
+			in.Args = map[string]any{"list": []any{"a", map[string]any{"x": true}}, "nested": map[string]any{"force": 1.5}}
+		}),
+		with(write("t"), func(in *Input) { in.Args = nil }),
+		with(write("t"), func(in *Input) { in.Args = map[string]any{"nested": []any{map[string]any{}}, "list": "s"} }),
+		with(write("t"), func(in *Input) { in.Preview = &Preview{Facts: nil} }),
+	)
+	for _, p := range paths {
+		ref := ast.MustParseRef("input." + p)[1:]
+		for _, in := range inputs {
+			whole, err := in.astValue()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, werr := whole.Find(ref)
+			got, present, err := in.find(ref)
+			if err != nil {
+				t.Fatalf("%s of %+v: %v", p, in, err)
+			}
+			if present != (werr == nil) || (present && got.Compare(want) != 0) {
+				t.Fatalf("%s of %+v: %v (present %t), want %v (%v)", p, in, got, present, want, werr)
+			}
+		}
+	}
+}
