@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/client"
 
@@ -114,7 +115,10 @@ func (b *Backend) post(ctx context.Context, tool string, args json.RawMessage) (
 	}
 	defer resp.Body.Close()
 	limit := b.cfg.MaxResponseBytes
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	buf := getBuffer()
+	defer putBuffer(buf)
+	raw, err := readResponse(*buf, resp, limit)
+	*buf = raw
 	if err != nil {
 		return nil, fmt.Errorf("%w: read: %w", errTransport, err)
 	}
@@ -156,6 +160,41 @@ func (b *Backend) post(ctx context.Context, tool string, args json.RawMessage) (
 		return nil, toolerr.New(toolerr.UpstreamUnavailable, "service %s returned no result", b.cfg.Name)
 	}
 	return msg.Result, nil
+}
+
+// Response buffers are reused: what post returns (msg.Result) is a copy
+// json.Unmarshal made, so nothing keeps a buffer once post returns. Small
+// ones only, so a burst of large answers does not stay pinned.
+var responseBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+const maxPooledBuffer = 64 << 10
+
+func getBuffer() *[]byte { return responseBuffers.Get().(*[]byte) }
+
+func putBuffer(b *[]byte) {
+	if cap(*b) <= maxPooledBuffer {
+		*b = (*b)[:0]
+		responseBuffers.Put(b)
+	}
+}
+
+// readResponse reads resp's body into buf, at most limit+1 bytes (one more
+// than allowed tells an answer over the limit). A body of announced length
+// is read into a buffer of that size at once instead of one grown as it
+// arrives; the transport ends it at that length.
+func readResponse(buf []byte, resp *http.Response, limit int) ([]byte, error) {
+	max := int64(limit) + 1
+	if n := resp.ContentLength; n >= 0 && n < max {
+		if int64(cap(buf)) < n {
+			buf = make([]byte, 0, n)
+		}
+		buf = buf[:n]
+		_, err := io.ReadFull(resp.Body, buf)
+		return buf, err
+	}
+	w := bytes.NewBuffer(buf[:0])
+	_, err := w.ReadFrom(io.LimitReader(resp.Body, max))
+	return w.Bytes(), err
 }
 
 // eventWithID returns the data of the event stream's response to id;

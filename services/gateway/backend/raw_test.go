@@ -1,13 +1,16 @@
 package backend
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -181,6 +184,30 @@ func TestCallRawReadsWhatServicesMayAnswer(t *testing.T) {
 		{"a result that is not an object", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage, _ int32) {
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"x"}`, id)
 		}, false, "", toolerr.UpstreamUnavailable},
+		{"announced length", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage, _ int32) {
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, ok)
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			fmt.Fprint(w, body)
+		}, false, ok, ""},
+		{"no announced length (chunked)", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage, _ int32) {
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,`, id)
+			w.(http.Flusher).Flush()
+			fmt.Fprintf(w, `"result":%s}`, ok)
+		}, false, ok, ""},
+		{"shorter than announced", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage, _ int32) {
+			w.Header().Set("Content-Length", "1000")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, ok)
+		}, false, "", toolerr.UpstreamUnavailable},
+		{"over the limit, announced", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage, _ int32) {
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}`, id, strings.Repeat("x", 2<<10))
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			fmt.Fprint(w, body)
+		}, false, "", toolerr.TooLarge},
+		{"over the limit, not announced", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage, _ int32) {
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,`, id)
+			w.(http.Flusher).Flush()
+			fmt.Fprintf(w, `"result":{"content":[{"type":"text","text":"%s"}]}}`, strings.Repeat("x", 2<<10))
+		}, false, "", toolerr.TooLarge},
 		{"HTTP 500", func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage, _ int32) {
 			http.Error(w, "boom", http.StatusInternalServerError)
 		}, false, "", toolerr.UpstreamUnavailable},
@@ -213,7 +240,7 @@ func TestCallRawReadsWhatServicesMayAnswer(t *testing.T) {
 			f := &fakeService{answer: tc.answer}
 			srv := httptest.NewServer(f)
 			defer srv.Close()
-			b := newBackend(t, srv.URL)
+			b := newBackend(t, srv.URL, func(c *Config) { c.MaxResponseBytes = 2 << 10 })
 			raw, err := b.CallRaw(t.Context(), "x_tool", json.RawMessage(`{}`), tc.retry)
 			if tc.code != "" {
 				if toolerr.CodeOf(err) != tc.code {
@@ -240,4 +267,54 @@ func TestCallRawHonoursTheDeadline(t *testing.T) {
 	if _, err := b.CallRaw(ctx, "x_tool", nil, true); toolerr.CodeOf(err) != toolerr.Timeout {
 		t.Fatalf("got %v, want timeout", err)
 	}
+}
+
+// TestCallRawResultsShareNoBytes: response buffers are reused between
+// calls, so results of different sizes, announced or not, one after the
+// other and at once, must each come back whole and alone.
+func TestCallRawResultsShareNoBytes(t *testing.T) {
+	result := func(n int32) string {
+		return fmt.Sprintf(`{"content":[{"type":"text","text":"%d %s"}]}`, n, strings.Repeat(string(rune('a'+n%26)), int(n%7)*900))
+	}
+	f := &fakeService{answer: func(w http.ResponseWriter, r *http.Request, id json.RawMessage, _ int32) {
+		n64, _ := strconv.ParseInt(r.Header.Get("X-N"), 10, 32)
+		n := int32(n64)
+		out := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result(n))
+		if n%2 == 0 {
+			w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+		}
+		fmt.Fprint(w, out)
+	}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// fakeService reads the body itself: the call's n goes along in
+		// a header.
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			Params struct {
+				Arguments struct {
+					N int32 `json:"n"`
+				} `json:"arguments"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		r.Header.Set("X-N", strconv.Itoa(int(msg.Params.Arguments.N)))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		f.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	b := newBackend(t, srv.URL)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 30 {
+				n := int32(g*30 + i)
+				raw, err := b.CallRaw(t.Context(), "x_tool", json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)), false)
+				if err != nil || string(raw) != result(n) {
+					t.Errorf("call %d: %v, %.60s…", n, err, raw)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
