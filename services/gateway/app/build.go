@@ -155,7 +155,7 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	}
 	engine := o.Policy
 	if engine == nil {
-		if engine, err = newEngine(ctx, cfg, o.HTTPClient); err != nil {
+		if engine, err = newEngine(ctx, cfg, o.Now); err != nil {
 			return nil, err
 		}
 	}
@@ -271,7 +271,7 @@ func openTickets(path string, now func() time.Time, log *slog.Logger) (*tickets.
 	return s, nil
 }
 
-func newEngine(ctx context.Context, cfg Config, hc *http.Client) (policy.Engine, error) {
+func newEngine(ctx context.Context, cfg Config, now func() time.Time) (policy.Engine, error) {
 	switch cfg.PolicyMode {
 	case "", "embedded":
 		var fsys fs.FS = policies.FS
@@ -289,7 +289,7 @@ func newEngine(ctx context.Context, cfg Config, hc *http.Client) (policy.Engine,
 		}
 		// A hung sidecar must not hang calls: every decision has a deadline
 		// and an unanswered one is a denial.
-		return policy.NewRemote(cfg.PolicyURL, cfg.PolicyToken, &http.Client{Transport: hc.Transport, Timeout: policyTimeout}), nil
+		return policy.NewRemote(cfg.PolicyURL, cfg.PolicyToken, policy.RemoteOptions{Timeout: policyTimeout, Now: now}), nil
 	default:
 		return nil, fmt.Errorf("gateway: POLICY_MODE must be embedded or remote")
 	}
@@ -309,8 +309,9 @@ func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `{"status":"not_ready","reason":"loading the services' tools"}`)
 		return
 	}
-	_, err := g.Policy.Decide(ctx, policy.Input{Action: policy.ActionList, Service: "-", Tool: "-", Time: time.Now().UTC(), Ticket: policy.Ticket{State: "none"}})
-	if err != nil {
+	// Asked, not remembered: a sidecar's remembered decisions would say
+	// nothing about whether it answers now.
+	if err := policy.Ready(ctx, g.Policy); err != nil {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = io.WriteString(w, `{"status":"not_ready","reason":"policy engine unavailable"}`)
 		return

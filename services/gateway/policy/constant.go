@@ -79,31 +79,52 @@ type known struct {
 	checked  *atomic.Int32
 }
 
-// knownDecisions is the engine's memory.
-type knownDecisions struct {
+// knownDecisions is the embedded engine's memory.
+type knownDecisions = memory[knownKey, known]
+
+func newKnownDecisions(max int) *knownDecisions { return newMemory[knownKey, known](max) }
+
+// memory is a map that starts afresh when it reaches max entries.
+type memory[K comparable, V any] struct {
 	mu  sync.RWMutex
-	m   map[knownKey]known
+	m   map[K]V
 	max int
 }
 
-func newKnownDecisions(max int) *knownDecisions {
-	return &knownDecisions{m: map[knownKey]known{}, max: max}
+func newMemory[K comparable, V any](max int) *memory[K, V] {
+	return &memory[K, V]{m: map[K]V{}, max: max}
 }
 
-func (k *knownDecisions) get(key knownKey) (known, bool) {
+func (k *memory[K, V]) get(key K) (V, bool) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	v, ok := k.m[key]
 	return v, ok
 }
 
-func (k *knownDecisions) put(key knownKey, v known) {
+func (k *memory[K, V]) put(key K, v V) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if len(k.m) >= k.max {
 		clear(k.m)
 	}
 	k.m[key] = v
+}
+
+// unknownFields are the varying fields a partial evaluation of in's known
+// part leaves unknown: all of them, but with fixed the arguments ({}),
+// the ticket (none) and the preview (absent) are known too.
+func unknownFields(fixed bool) []string {
+	if !fixed {
+		return varying
+	}
+	var out []string
+	for _, f := range varying {
+		if f != "args" && f != "ticket" && f != "preview" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // constant partially evaluates the decision for in's known part and
@@ -115,11 +136,8 @@ func (e *Embedded) constant(ctx context.Context, in Input, fixed bool) (Decision
 	defer e.partialMu.Unlock()
 	e.partials.Add(1)
 	items := in.knownItems()
-	unknowns := make([]*ast.Term, 0, len(varying))
-	for _, f := range varying {
-		if fixed && (f == "args" || f == "ticket" || f == "preview") {
-			continue
-		}
+	var unknowns []*ast.Term
+	for _, f := range unknownFields(fixed) {
 		unknowns = append(unknowns, ast.RefTerm(ast.InputRootDocument, ast.StringTerm(f)))
 	}
 	if fixed {
@@ -133,43 +151,53 @@ func (e *Embedded) constant(ctx context.Context, in Input, fixed bool) (Decision
 	if len(pq.Support) != 0 {
 		return Decision{}, false, e.newResidual(ctx, pq)
 	}
-	// OPA leaves some constant expressions unfolded (count(set()) > 0
-	// where a rule that depends on an unknown turned out empty). A query
-	// that refers to nothing but deterministic builtins is evaluated here;
-	// exactly one value must come out of all of them.
+	if d, ok := constantOf(ctx, pq.Queries); ok {
+		return d, true, nil
+	}
+	return Decision{}, false, e.newResidual(ctx, pq)
+}
+
+// constantOf reports whether the queries partial evaluation left (with no
+// support rules) bind resultVar to one and the same valid decision
+// whatever the unknowns are, and which. OPA leaves some constant
+// expressions unfolded (count(set()) > 0 where a rule that depends on an
+// unknown turned out empty), so a query that refers to nothing but
+// deterministic builtins is evaluated here; exactly one value must come
+// out of all of them.
+func constantOf(ctx context.Context, queries []ast.Body) (Decision, bool) {
 	var value ast.Value
-	for _, body := range pq.Queries {
+	for _, body := range queries {
 		if !selfContained(body) {
-			return Decision{}, false, e.newResidual(ctx, pq)
+			return Decision{}, false
 		}
 		rs, err := rego.New(rego.ParsedQuery(body), rego.StrictBuiltinErrors(true)).Eval(ctx)
 		if err != nil {
-			return Decision{}, false, e.newResidual(ctx, pq)
+			return Decision{}, false
 		}
 		for _, r := range rs {
 			x, ok := r.Bindings[resultVar]
 			if !ok {
-				return Decision{}, false, e.newResidual(ctx, pq)
+				return Decision{}, false
 			}
 			v, err := ast.InterfaceToValue(x)
 			if err != nil || (value != nil && value.Compare(v) != 0) {
-				return Decision{}, false, e.newResidual(ctx, pq)
+				return Decision{}, false
 			}
 			value = v
 		}
 	}
 	if value == nil {
-		return Decision{}, false, e.newResidual(ctx, pq)
+		return Decision{}, false
 	}
 	x, err := ast.JSON(value)
 	if err != nil {
-		return Decision{}, false, e.newResidual(ctx, pq)
+		return Decision{}, false
 	}
 	d, err := decisionFromResult(x)
 	if err != nil || Validate(d) != nil {
-		return Decision{}, false, e.newResidual(ctx, pq)
+		return Decision{}, false
 	}
-	return d, true, nil
+	return d, true
 }
 
 // selfContained reports whether body refers to no document (input, data,

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -237,7 +236,7 @@ func TestEmbeddedDecisionTable(t *testing.T) {
 // identical answers (reason included).
 func TestEnginesAgree(t *testing.T) {
 	sidecar := opatest.Start(t, policiesDir(t))
-	remote := NewRemote(sidecar.URL, sidecar.Token, &http.Client{Timeout: 10 * time.Second})
+	remote := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{Timeout: 10 * time.Second})
 	embedded, err := NewEmbedded(t.Context(), policies.FS)
 	if err != nil {
 		t.Fatalf("NewEmbedded: %v", err)

@@ -29,6 +29,11 @@ func TestRemoteSendsInputAndReadsResult(t *testing.T) {
 
 	var gotInput map[string]any
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == compilePath {
+			// Whether it may be remembered: see remote_memory_test.go.
+			http.NotFound(w, r)
+			return
+		}
 		if r.Method != http.MethodPost || r.URL.Path != "/v1/data/toolgate/authz/decision" {
 			t.Errorf("request %s %s", r.Method, r.URL.Path)
 		}
@@ -52,7 +57,7 @@ func TestRemoteSendsInputAndReadsResult(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	d, err := NewRemote(srv.URL+"/", []byte(policyToken), srv.Client()).Decide(t.Context(), in)
+	d, err := NewRemote(srv.URL+"/", []byte(policyToken), RemoteOptions{}).Decide(t.Context(), in)
 	if err != nil {
 		t.Fatalf("Decide: %v", err)
 	}
@@ -139,7 +144,7 @@ func TestRemoteFailsClosed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(tc.handler)
 			defer srv.Close()
-			d, err := NewRemote(srv.URL, []byte(policyToken), nil).Decide(t.Context(), read())
+			d, err := NewRemote(srv.URL, []byte(policyToken), RemoteOptions{}).Decide(t.Context(), read())
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
@@ -158,7 +163,7 @@ func TestRemoteUnreachable(t *testing.T) {
 	url := srv.URL
 	srv.Close() // nothing listens there any more
 
-	d, err := NewRemote(url, []byte(policyToken), nil).Decide(t.Context(), read())
+	d, err := NewRemote(url, []byte(policyToken), RemoteOptions{}).Decide(t.Context(), read())
 	if !errors.Is(err, ErrUnavailable) || d.Decision != Deny {
 		t.Fatalf("got %+v, %v; want deny and ErrUnavailable", d, err)
 	}
@@ -177,7 +182,7 @@ func TestRemoteHonoursContext(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err := NewRemote(srv.URL, []byte(policyToken), nil).Decide(ctx, read())
+	_, err := NewRemote(srv.URL, []byte(policyToken), RemoteOptions{}).Decide(ctx, read())
 	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want ErrUnavailable wrapping context.Canceled", err)
 	}

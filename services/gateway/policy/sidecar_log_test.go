@@ -21,7 +21,7 @@ func TestPolicySidecarLogsNoArguments(t *testing.T) {
 		in.User = "planted-user@example.org"
 		in.Args = map[string]any{"note": planted}
 	})
-	if _, err := NewRemote(sidecar.URL, sidecar.Token, nil).Decide(t.Context(), in); err != nil {
+	if _, err := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{}).Decide(t.Context(), in); err != nil {
 		t.Fatal(err)
 	}
 	// OPA logs its response line after answering: wait for it, so that

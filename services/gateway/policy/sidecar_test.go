@@ -30,17 +30,18 @@ func nobody() Input {
 // TestPolicySidecarRefusesWrites runs opa with compose's command line and
 // tries what a compromised neighbour would: replace the policy or its data,
 // read them, query freely — without a token, with a wrong one and with the
-// gateway's own. Only the gateway's decision query and health check pass.
+// gateway's own. Only the gateway's decision query, its partial evaluation
+// and the health check pass.
 func TestPolicySidecarRefusesWrites(t *testing.T) {
 	sidecar := opatest.Start(t, policiesDir(t))
 	hc := &http.Client{Timeout: 10 * time.Second}
 
-	d, err := NewRemote(sidecar.URL, sidecar.Token, hc).Decide(t.Context(), nobody())
+	d, err := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{Timeout: 10 * time.Second}).Decide(t.Context(), nobody())
 	if err != nil || d.Decision != Deny {
 		t.Fatalf("decision with the gateway's token: %+v, %v; want deny", d, err)
 	}
 	for name, token := range map[string][]byte{"no token": nil, "wrong token": []byte("not-the-policy-token")} {
-		if _, err := NewRemote(sidecar.URL, token, hc).Decide(t.Context(), read()); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "HTTP 401") {
+		if _, err := NewRemote(sidecar.URL, token, RemoteOptions{Timeout: 10 * time.Second}).Decide(t.Context(), read()); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "HTTP 401") {
 			t.Errorf("decision with %s: err = %v, want a 401 refusal", name, err)
 		}
 	}
@@ -54,6 +55,13 @@ func TestPolicySidecarRefusesWrites(t *testing.T) {
 		{http.MethodGet, "/v1/data/data/toolgate/groups", ""},
 		{http.MethodGet, "/v1/policies", ""},
 		{http.MethodPost, "/v1/query", `{"query":"data"}`},
+		// The partial evaluation the gateway may ask is of the decision only,
+		// with only the varying fields unknown.
+		{http.MethodPost, "/v1/compile", `{"query":"data","input":{},"unknowns":["input.user"]}`},
+		{http.MethodPost, "/v1/compile", `{"query":"x = data.data.toolgate","input":{},"unknowns":["input.user"]}`},
+		{http.MethodPost, "/v1/compile", `{"query":"toolgate_decision = data.toolgate.authz.decision","input":{},"unknowns":["data"]}`},
+		{http.MethodPost, "/v1/compile", `{"query":"toolgate_decision = data.toolgate.authz.decision","input":{},"unknowns":["input.user"],"options":{"disableInlining":["data"]}}`},
+		{http.MethodPost, "/v1/compile?explain=full", `{"query":"toolgate_decision = data.toolgate.authz.decision","input":{},"unknowns":["input.user"]}`},
 		{http.MethodGet, "/v1/config", ""},
 		{http.MethodGet, "/metrics", ""},
 		{http.MethodPost, "/v1/data/toolgate/authz/decision?explain=full", `{"input":{}}`},
@@ -78,8 +86,20 @@ func TestPolicySidecarRefusesWrites(t *testing.T) {
 		}
 	}
 
+	// The gateway's own partial evaluation passes, with its token only.
+	partial := `{"query":"toolgate_decision = data.toolgate.authz.decision","input":{"action":"call"},"unknowns":["input.user","input.args","input.ticket","input.time","input.preview"]}`
+	for who, token := range tokens {
+		want := http.StatusUnauthorized
+		if who == "the gateway's token" {
+			want = http.StatusOK
+		}
+		if status := send(t, hc, sidecar.URL, http.MethodPost, "/v1/compile", token, partial); status != want {
+			t.Errorf("the gateway's partial evaluation with %s: HTTP %d, want %d", who, status, want)
+		}
+	}
+
 	// Nothing above changed a decision.
-	d, err = NewRemote(sidecar.URL, sidecar.Token, hc).Decide(t.Context(), nobody())
+	d, err = NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{Timeout: 10 * time.Second}).Decide(t.Context(), nobody())
 	if err != nil || d.Decision != Deny {
 		t.Fatalf("after the attempts: %+v, %v; want deny", d, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,21 +83,41 @@ type Server struct {
 	// Token is the gateway's policy token the sidecar accepts.
 	Token []byte
 	// Log is everything opa wrote to stdout and stderr (docker logs).
-	Log *capture.Buffer
+	Log  *capture.Buffer
+	stop func()
 }
 
 // Start runs opa with the compose command line on dir, at a free loopback
 // port and with a fresh policy token, and returns once /health answers 200.
 func Start(t testing.TB, dir string) Server {
 	t.Helper()
-	bin := Binary(t)
-
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw)
+	return start(t, dir, addr, []byte(hex.EncodeToString(raw)))
+}
+
+// Restart stops s and starts opa on dir at s's address with s's token, as
+// a restart of the compose container with changed files would.
+func Restart(t testing.TB, s Server, dir string) Server {
+	t.Helper()
+	s.Stop()
+	return start(t, dir, strings.TrimPrefix(s.URL, "http://"), s.Token)
+}
+
+// Stop ends the sidecar and waits until it has exited; the test's cleanup
+// would, at its end.
+func (s Server) Stop() { s.stop() }
+
+func start(t testing.TB, dir, addr string, token []byte) Server {
+	t.Helper()
+	bin := Binary(t)
 
 	args := ComposeArgs(t)
 	movedAddr, movedDir := false, false
@@ -112,10 +133,6 @@ func Start(t testing.TB, dir string) Server {
 		t.Fatalf("the policy command in compose/toolgate.yaml no longer has %sHOST:PORT and %s; update opatest: %q", composeAddrFlag, composePoliciesDir, args)
 	}
 
-	raw := make([]byte, 32)
-	_, _ = rand.Read(raw)
-	token := []byte(hex.EncodeToString(raw))
-
 	ctx, cancel := context.WithCancel(context.Background())
 	// opa's output; exec writes it from another goroutine.
 	out := &capture.Buffer{}
@@ -130,10 +147,11 @@ func Start(t testing.TB, dir string) Server {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		cancel()
 		<-exited
 	})
+	t.Cleanup(stop)
 
 	base := "http://" + addr
 	hc := &http.Client{Timeout: time.Second}
@@ -150,7 +168,7 @@ func Start(t testing.TB, dir string) Server {
 		if resp, err := hc.Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return Server{URL: base, Token: token, Log: out}
+				return Server{URL: base, Token: token, Log: out, stop: stop}
 			}
 		}
 		if time.Now().After(deadline) {

@@ -1,0 +1,448 @@
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/services/gateway/policy/opatest"
+)
+
+// TestRemoteRememberedDecisionsEqualFullEvaluation runs every known part of
+// the shipped policy with every variant of its varying fields through a
+// real sidecar, in an order where a remembered answer would be reused
+// wherever one exists, and holds each answer to the sidecar's own
+// evaluation of that very input.
+func TestRemoteRememberedDecisionsEqualFullEvaluation(t *testing.T) {
+	sidecar := opatest.Start(t, policiesDir(t))
+	r := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{Timeout: 10 * time.Second})
+	ref := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{Timeout: 10 * time.Second})
+	var inputs []Input
+	for _, in := range shippedCases() {
+		inputs = append(inputs, variants(in)...)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 2 {
+		rng.Shuffle(len(inputs), func(i, j int) { inputs[i], inputs[j] = inputs[j], inputs[i] })
+		for _, in := range inputs {
+			got, gerr := r.Decide(t.Context(), in)
+			want, werr := ref.ask(t.Context(), in)
+			if got != want || (gerr == nil) != (werr == nil) {
+				t.Fatalf("round %d: %+v\n got  %+v, %v\n want %+v, %v", round, in, got, gerr, want, werr)
+			}
+		}
+	}
+	if n := r.decisions.Load(); n >= int64(2*len(inputs)) {
+		t.Errorf("nothing was remembered: %d decisions asked for %d calls", n, 2*len(inputs))
+	}
+}
+
+// TestRemoteWhatIsRemembered counts the requests to a real sidecar: a read,
+// and the list question about any tool, are asked once per known part (and
+// partially evaluated once); a write call with arguments (force may be
+// among them) is asked on every call.
+func TestRemoteWhatIsRemembered(t *testing.T) {
+	sidecar := opatest.Start(t, policiesDir(t))
+	cases := []struct {
+		name      string
+		in        Input
+		vary      bool // change arguments, user and time on every call
+		decisions int64
+	}{
+		{"read with changing arguments, users and times", read(), true, 1},
+		{"denied read", with(read(), groups("guests")), true, 1},
+		{"list a write tool", with(write("ha_HassUnlock"), func(in *Input) { in.Action, in.Args = ActionList, map[string]any{} }), false, 1},
+		{"write without arguments or ticket", with(write("demo_counter_reset"), func(in *Input) {
+			in.Service, in.Annotations.Destructive, in.Args = "demo", true, map[string]any{}
+		}), false, 1},
+		{"write with arguments", write("ha_climate_set_temperature"), true, 100},
+		{"write by a read-only group (denied whatever the arguments)", with(write("ha_climate_set_temperature"), groups("readonly")), true, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{Timeout: 10 * time.Second})
+			// The first connection to the sidecar opens during the first
+			// call; what that call learns is remembered from the second.
+			if _, err := r.Decide(t.Context(), nobody()); err != nil {
+				t.Fatal(err)
+			}
+			r.decisions.Store(0)
+			r.compiles.Store(0)
+			var first Decision
+			for i := range 100 {
+				in := tc.in
+				if tc.vary {
+					in.Args = map[string]any{"n": i, "entity_id": "light.x"}
+					in.User = strings.Repeat("u", i%5)
+					in.Time = in.Time.Add(time.Duration(i) * time.Minute)
+				}
+				d, err := r.Decide(t.Context(), in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 {
+					first = d
+				} else if d != first {
+					t.Fatalf("call %d: %+v, first %+v", i, d, first)
+				}
+			}
+			if n := r.decisions.Load(); n != tc.decisions {
+				t.Errorf("%d decisions asked for 100 calls, want %d", n, tc.decisions)
+			}
+			if n := r.compiles.Load(); n != 1 {
+				t.Errorf("%d partial evaluations, want 1", n)
+			}
+		})
+	}
+}
+
+// TestRemoteForceIsNeverRemembered: the first call of a write without force
+// must not decide a later one with force, in the arguments or the ticket.
+func TestRemoteForceIsNeverRemembered(t *testing.T) {
+	sidecar := opatest.Start(t, policiesDir(t))
+	r := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{})
+	plain := write("ha_climate_set_temperature")
+	for range 3 {
+		if d, err := r.Decide(t.Context(), plain); err != nil || d.Approval != approval.Model {
+			t.Fatalf("plain write: %+v, %v", d, err)
+		}
+	}
+	for _, forced := range []Input{
+		with(plain, func(in *Input) { in.Args = map[string]any{"force": true} }),
+		with(plain, func(in *Input) { in.Ticket.Force = true }),
+	} {
+		if d, err := r.Decide(t.Context(), forced); err != nil || d.Approval != approval.Human {
+			t.Fatalf("forced write: %+v, %v; want human approval", d, err)
+		}
+	}
+}
+
+// restrictedPolicies is a copy of policies/ in which the users group may
+// use nothing but web.
+func restrictedPolicies(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(policiesDir(t))); err != nil {
+		t.Fatal(err)
+	}
+	groups := `{"groups": {"users": {"services": ["web"], "read_only": false}}}`
+	if err := os.WriteFile(filepath.Join(dir, "data", "toolgate", "groups.json"), []byte(groups), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// learn decides in until the answer comes from memory, and returns it.
+func learn(t *testing.T, r *Remote, in Input) Decision {
+	t.Helper()
+	for range 3 {
+		before := r.decisions.Load()
+		d, err := r.Decide(t.Context(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.decisions.Load() == before {
+			return d
+		}
+	}
+	t.Fatalf("%+v is not remembered", in)
+	return Decision{}
+}
+
+// waitForConnectionChange waits until r has seen one of its connections to
+// the sidecar end (the sidecar stopped). Without that a remembered decision
+// would outlive the sidecar that made it, and this fails.
+func waitForConnectionChange(t *testing.T, r *Remote, since uint64) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); r.conns.Load() == since; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the gateway did not notice that the sidecar went away")
+		}
+	}
+}
+
+// TestRemoteForgetsWhatARestartedSidecarMayDecideOtherwise: compose changes
+// the sidecar's policy by restarting it; a decision remembered from the old
+// one must not answer for the new one.
+func TestRemoteForgetsWhatARestartedSidecarMayDecideOtherwise(t *testing.T) {
+	sidecar := opatest.Start(t, policiesDir(t))
+	r := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{})
+	in := read()
+	if d := learn(t, r, in); d.Decision != Allow {
+		t.Fatalf("shipped policy: %+v", d)
+	}
+	conns := r.conns.Load()
+	opatest.Restart(t, sidecar, restrictedPolicies(t))
+	waitForConnectionChange(t, r, conns)
+	for range 3 {
+		if d, err := r.Decide(t.Context(), in); err != nil || d.Decision != Deny {
+			t.Fatalf("after the restart with changed data: %+v, %v; want deny", d, err)
+		}
+	}
+}
+
+// TestRemoteStoppedSidecarMeansDeny: once the sidecar is gone, a
+// remembered allow is not used; every call is denied as unavailable.
+func TestRemoteStoppedSidecarMeansDeny(t *testing.T) {
+	sidecar := opatest.Start(t, policiesDir(t))
+	r := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{Timeout: 2 * time.Second})
+	in := read()
+	learn(t, r, in)
+	conns := r.conns.Load()
+	sidecar.Stop()
+	waitForConnectionChange(t, r, conns)
+	if d, err := r.Decide(t.Context(), in); !errors.Is(err, ErrUnavailable) || d.Decision != Deny {
+		t.Fatalf("with the sidecar stopped: %+v, %v; want deny, unavailable", d, err)
+	}
+	if err := r.Probe(t.Context()); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Probe with the sidecar stopped: %v", err)
+	}
+}
+
+// fakeSidecar answers decisions with decision and partial evaluations
+// with compile (a status code, or the body of a 200), and counts both.
+type fakeSidecar struct {
+	*httptest.Server
+	decisions, compiles atomic.Int64
+	mu                  sync.Mutex
+	compileBodies       []map[string]any
+}
+
+func newFakeSidecar(t *testing.T, decision string, compileStatus int, compile string) *fakeSidecar {
+	t.Helper()
+	f := &fakeSidecar{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case compilePath:
+			f.compiles.Add(1)
+			var body map[string]any
+			if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+				t.Errorf("compile body: %v", err)
+			}
+			f.mu.Lock()
+			f.compileBodies = append(f.compileBodies, body)
+			f.mu.Unlock()
+			w.WriteHeader(compileStatus)
+			io.WriteString(w, compile)
+		default:
+			f.decisions.Add(1)
+			io.WriteString(w, `{"result":`+decision+`}`)
+		}
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+const (
+	allowRead    = `{"decision":"allow","reason":"read allowed","approval":"model","ttl_seconds":0}`
+	denyAnything = `{"decision":"deny","reason":"no","approval":"model","ttl_seconds":0}`
+)
+
+// compiled is a Compile API answer whose queries are the Rego bodies.
+func compiled(t *testing.T, support bool, bodies ...string) string {
+	t.Helper()
+	var queries []ast.Body
+	for _, b := range bodies {
+		queries = append(queries, ast.MustParseBody(b))
+	}
+	result := map[string]any{"queries": queries}
+	if support {
+		result["support"] = []*ast.Module{ast.MustParseModule("package partial.toolgate.authz\n\nx if input.args.force == true\n")}
+	}
+	b, err := json.Marshal(map[string]any{"result": result})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestRemoteMemoryRules: what the sidecar's partial evaluation says decides
+// what is remembered, and for how long.
+func TestRemoteMemoryRules(t *testing.T) {
+	constantAllow := func(t *testing.T) string {
+		return compiled(t, false, "count(set()) > 0; toolgate_decision = "+denyAnything, "toolgate_decision = "+allowRead)
+	}
+	cases := []struct {
+		name          string
+		compileStatus int
+		compile       func(*testing.T) string
+		// decisions and partial evaluations asked for 10 calls (the first
+		// connection opens during the first; see TestRemoteWhatIsRemembered).
+		decisions, compiles int64
+	}{
+		{"constant", http.StatusOK, constantAllow, 2, 2},
+		{"two constants", http.StatusOK, func(t *testing.T) string {
+			return compiled(t, false, "toolgate_decision = "+denyAnything, "toolgate_decision = "+allowRead)
+		}, 10, 2},
+		{"a residual on the arguments", http.StatusOK, func(t *testing.T) string {
+			return compiled(t, false, "input.args.force == true; toolgate_decision = "+denyAnything, "toolgate_decision = "+allowRead)
+		}, 10, 2},
+		{"support rules", http.StatusOK, func(t *testing.T) string { return compiled(t, true, "toolgate_decision = "+allowRead) }, 10, 2},
+		{"a constant the decision does not match", http.StatusOK, func(t *testing.T) string {
+			return compiled(t, false, "toolgate_decision = "+denyAnything)
+		}, 10, 2},
+		{"a nondeterministic builtin", http.StatusOK, func(t *testing.T) string {
+			return compiled(t, false, "time.now_ns() > 0; toolgate_decision = "+allowRead)
+		}, 10, 2},
+		{"no queries (undefined)", http.StatusOK, func(*testing.T) string { return `{"result":{}}` }, 10, 2},
+		{"not JSON", http.StatusOK, func(*testing.T) string { return `<html>` }, 10, 2},
+		{"refused", http.StatusUnauthorized, func(*testing.T) string { return `{}` }, 10, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeSidecar(t, allowRead, tc.compileStatus, tc.compile(t))
+			r := NewRemote(f.URL, []byte(policyToken), RemoteOptions{})
+			for i := range 10 {
+				in := read()
+				in.Args = map[string]any{"n": i}
+				if d, err := r.Decide(t.Context(), in); err != nil || d.Decision != Allow {
+					t.Fatalf("call %d: %+v, %v", i, d, err)
+				}
+			}
+			if d, c := f.decisions.Load(), f.compiles.Load(); d != tc.decisions || c != tc.compiles {
+				t.Errorf("%d decisions and %d partial evaluations asked, want %d and %d", d, c, tc.decisions, tc.compiles)
+			}
+		})
+	}
+}
+
+// TestRemoteMemoryExpires: a remembered decision is used for rememberFor,
+// then asked and partially evaluated again.
+func TestRemoteMemoryExpires(t *testing.T) {
+	f := newFakeSidecar(t, allowRead, http.StatusOK, compiled(t, false, "toolgate_decision = "+allowRead))
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	r := NewRemote(f.URL, []byte(policyToken), RemoteOptions{Now: func() time.Time { return now }})
+	learn(t, r, read())
+	asked := f.decisions.Load()
+	now = now.Add(rememberFor - time.Millisecond)
+	if _, err := r.Decide(t.Context(), read()); err != nil || f.decisions.Load() != asked {
+		t.Fatalf("within %v: asked %d times, want %d (%v)", rememberFor, f.decisions.Load(), asked, err)
+	}
+	now = now.Add(time.Millisecond)
+	if _, err := r.Decide(t.Context(), read()); err != nil || f.decisions.Load() != asked+1 {
+		t.Fatalf("after %v: asked %d times, want %d (%v)", rememberFor, f.decisions.Load(), asked+1, err)
+	}
+	if _, err := r.Decide(t.Context(), read()); err != nil || f.decisions.Load() != asked+1 {
+		t.Fatalf("relearnt: asked %d times, want %d (%v)", f.decisions.Load(), asked+1, err)
+	}
+}
+
+// TestRemoteMemoryEndsWithTheConnections: when the sidecar closes the
+// connections a decision was learnt over, it is asked again.
+func TestRemoteMemoryEndsWithTheConnections(t *testing.T) {
+	f := newFakeSidecar(t, allowRead, http.StatusOK, compiled(t, false, "toolgate_decision = "+allowRead))
+	r := NewRemote(f.URL, []byte(policyToken), RemoteOptions{})
+	learn(t, r, read())
+	asked, conns := f.decisions.Load(), r.conns.Load()
+	f.CloseClientConnections()
+	waitForConnectionChange(t, r, conns)
+	if _, err := r.Decide(t.Context(), read()); err != nil || f.decisions.Load() != asked+1 {
+		t.Fatalf("after the connections closed: asked %d times, want %d (%v)", f.decisions.Load(), asked+1, err)
+	}
+}
+
+// TestRemoteProbeAsks: readiness is the sidecar's answer now, never a
+// remembered one.
+func TestRemoteProbeAsks(t *testing.T) {
+	f := newFakeSidecar(t, denyAnything, http.StatusOK, compiled(t, false, "toolgate_decision = "+denyAnything))
+	r := NewRemote(f.URL, []byte(policyToken), RemoteOptions{})
+	for i := range 3 {
+		if err := Ready(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.decisions.Load(); n != int64(i+1) {
+			t.Fatalf("probe %d: %d decisions asked", i+1, n)
+		}
+	}
+}
+
+// TestRemotePartialEvaluationSendsTheKnownPartOnly: the Compile API request
+// is exactly what the sidecar's system policy accepts, and carries none of
+// the varying fields (no arguments, user or time twice on the wire).
+func TestRemotePartialEvaluationSendsTheKnownPartOnly(t *testing.T) {
+	f := newFakeSidecar(t, allowRead, http.StatusOK, `{"result":{}}`)
+	r := NewRemote(f.URL, []byte(policyToken), RemoteOptions{})
+	withArgs := read()
+	noArgs := with(read(), func(in *Input) { in.Args = map[string]any{} })
+	for _, in := range []Input{withArgs, noArgs} {
+		if _, err := r.Decide(t.Context(), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.compileBodies) != 2 {
+		t.Fatalf("%d partial evaluations, want 2", len(f.compileBodies))
+	}
+	want := []struct {
+		unknowns []any
+		fixed    bool
+	}{
+		{[]any{"input.user", "input.args", "input.ticket", "input.time", "input.preview"}, false},
+		{[]any{"input.user", "input.time"}, true},
+	}
+	for i, body := range f.compileBodies {
+		if body["query"] != "toolgate_decision = data.toolgate.authz.decision" || len(body) != 3 {
+			t.Errorf("request %d: %v", i, body)
+		}
+		if !reflect.DeepEqual(body["unknowns"], want[i].unknowns) {
+			t.Errorf("request %d: unknowns %v, want %v", i, body["unknowns"], want[i].unknowns)
+		}
+		in, _ := body["input"].(map[string]any)
+		for _, v := range []string{"user", "time", "preview"} {
+			if _, ok := in[v]; ok {
+				t.Errorf("request %d: input.%s sent: %v", i, v, in)
+			}
+		}
+		_, hasArgs := in["args"]
+		_, hasTicket := in["ticket"]
+		if hasArgs != want[i].fixed || hasTicket != want[i].fixed {
+			t.Errorf("request %d: input %v, want args and ticket only when known", i, in)
+		}
+	}
+}
+
+// TestKnownInputIsTheKnownPart: the sidecar's partial evaluation is given
+// exactly the fields the memory's key holds, so it cannot prove a decision
+// constant over a field the key does not tell apart.
+func TestKnownInputIsTheKnownPart(t *testing.T) {
+	var items []string
+	for _, it := range read().knownItems() {
+		items = append(items, strings.Trim(it[0].String(), `"`))
+	}
+	var sent []string
+	typ := reflect.TypeFor[knownInput]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if name != "args" && name != "ticket" { // only with fixed
+			sent = append(sent, name)
+		}
+	}
+	slices.Sort(items)
+	slices.Sort(sent)
+	if !slices.Equal(items, sent) {
+		t.Errorf("known items %v, sent to the sidecar %v", items, sent)
+	}
+	b, err := json.Marshal(read().known(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"args":{}`) || !strings.Contains(string(b), `"ticket":{"state":"none","force":false}`) {
+		t.Errorf("fixed known part: %s", b)
+	}
+}
