@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,11 +48,14 @@ const rememberFor = 10 * time.Second
 //
 // Like Embedded, it remembers the decisions that partial evaluation proves
 // independent of the arguments, ticket, user, time and preview (see
-// constant.go), but the partial evaluation is the sidecar's own, of the
-// policy and data the sidecar has loaded (its Compile API), and what it
-// remembers is used only while nothing about the sidecar can have changed:
-// no connection to it was opened, closed or lost since, and for at most
-// rememberFor. Every other decision is one request to the sidecar.
+// constant.go) and decides the others by their residual once it agreed
+// with the sidecar on residualChecks calls (residual.go), but the partial
+// evaluation is the sidecar's own, of the policy and data the sidecar has
+// loaded (its Compile API), a residual is used only when it refers to no
+// data, and what is remembered is used only while nothing about the
+// sidecar can have changed: no connection to it was opened, closed or lost
+// since, and for at most rememberFor. Every other decision is one request
+// to the sidecar.
 type Remote struct {
 	url, compileURL string
 	token           []byte
@@ -61,14 +65,21 @@ type Remote struct {
 	// fails (sidecarTransport).
 	conns *atomic.Uint64
 	known *memory[knownKey, remoteKnown]
-	// Requests sent, for tests: decisions and partial evaluations.
-	decisions, compiles atomic.Int64
+	// compiled shares residuals between known parts (residual.go).
+	compiledMu sync.Mutex
+	compiled   *residuals
+	// Requests sent, for tests: decisions and partial evaluations; and
+	// residual evaluations.
+	decisions, compiles, residuals atomic.Int64
 }
 
 // remoteKnown is what the sidecar said about one known part.
 type remoteKnown struct {
 	decision Decision
 	constant bool
+	// residual, when not constant: see known.
+	residual *residual
+	checked  *atomic.Int32
 	// conns is Remote.conns when it was learnt; until is when it expires.
 	conns uint64
 	until time.Time
@@ -102,13 +113,16 @@ func NewRemote(baseURL string, token []byte, o RemoteOptions) *Remote {
 	return &Remote{
 		url: base + decisionPath, compileURL: base + compilePath, token: bytes.Clone(token),
 		hc: sidecarClient(o.Timeout, conns), now: o.Now, conns: conns,
-		known: newMemory[knownKey, remoteKnown](maxKnownDecisions),
+		known:    newMemory[knownKey, remoteKnown](maxKnownDecisions),
+		compiled: &residuals{m: map[string]*residual{}, max: maxKnownDecisions},
 	}
 }
 
 // Decide answers from memory when the sidecar proved the decision for in's
-// known part constant and nothing about the sidecar changed since, and
-// asks the sidecar otherwise.
+// known part constant, with the sidecar's residual for that known part once
+// it agreed with the sidecar residualChecks times, and asks the sidecar
+// otherwise; remembered answers only while nothing about the sidecar
+// changed since.
 func (r *Remote) Decide(ctx context.Context, in Input) (Decision, error) {
 	key, ok := in.knownKey()
 	if !ok {
@@ -116,8 +130,11 @@ func (r *Remote) Decide(ctx context.Context, in Input) (Decision, error) {
 	}
 	conns, now := r.conns.Load(), r.now()
 	if k, found := r.known.get(key); found && k.conns == conns && now.Before(k.until) {
-		if k.constant {
+		switch {
+		case k.constant:
 			return k.decision, nil
+		case k.residual != nil:
+			return r.decideResidual(ctx, key, k, in)
 		}
 		return r.ask(ctx, in)
 	}
@@ -127,13 +144,42 @@ func (r *Remote) Decide(ctx context.Context, in Input) (Decision, error) {
 	}
 	// First time for this known part (on these connections): is the
 	// decision a constant? It must be what the sidecar just decided for
-	// this very input; otherwise, or when the sidecar cannot tell, every
-	// call of this known part asks the sidecar until the entry expires.
-	c, isConstant := r.constant(ctx, in, key.fixed)
+	// this very input, and so must its residual's answer; otherwise, or
+	// when the sidecar cannot tell, every call of this known part asks the
+	// sidecar until the entry expires.
+	c, isConstant, res := r.partial(ctx, in, key.fixed)
+	k := remoteKnown{decision: c, constant: isConstant && c == d, conns: conns, until: now.Add(rememberFor)}
+	if !isConstant && res != nil {
+		if rd, rerr := r.evalResidual(ctx, res, in); rerr == nil && rd == d {
+			k.residual, k.checked = res, new(atomic.Int32)
+		}
+	}
 	if r.conns.Load() == conns {
-		r.known.put(key, remoteKnown{decision: c, constant: isConstant && c == d, conns: conns, until: now.Add(rememberFor)})
+		r.known.put(key, k)
 	}
 	return d, nil
+}
+
+// decideResidual answers with the residual of in's known part; during its
+// first residualChecks calls the sidecar must agree, and when it does not,
+// the sidecar decides this known part from then on.
+func (r *Remote) decideResidual(ctx context.Context, key knownKey, k remoteKnown, in Input) (Decision, error) {
+	if k.checked.Load() >= residualChecks {
+		return r.evalResidual(ctx, k.residual, in)
+	}
+	d, err := r.ask(ctx, in)
+	rd, rerr := r.evalResidual(ctx, k.residual, in)
+	if (err == nil) != (rerr == nil) || rd != d {
+		r.known.put(key, remoteKnown{conns: k.conns, until: k.until})
+		return d, err
+	}
+	k.checked.Add(1)
+	return d, err
+}
+
+func (r *Remote) evalResidual(ctx context.Context, res *residual, in Input) (Decision, error) {
+	r.residuals.Add(1)
+	return res.eval(ctx, in)
 }
 
 // Probe asks the sidecar for a decision, never from memory: whether it
@@ -169,10 +215,12 @@ func (r *Remote) ask(ctx context.Context, in Input) (Decision, error) {
 	return checked(d)
 }
 
-// constant asks the sidecar to partially evaluate the decision for in's
+// partial asks the sidecar to partially evaluate the decision for in's
 // known part and reports whether what is left is one constant decision,
-// and which. Any failure means "not known to be constant".
-func (r *Remote) constant(ctx context.Context, in Input, fixed bool) (Decision, bool) {
+// and which; when it is not, it returns the residual to evaluate instead
+// (nil when there is none that can be used). Any failure means "not known
+// to be constant" and no residual.
+func (r *Remote) partial(ctx context.Context, in Input, fixed bool) (Decision, bool, *residual) {
 	r.compiles.Add(1)
 	unknowns := []string{}
 	for _, f := range unknownFields(fixed) {
@@ -180,19 +228,35 @@ func (r *Remote) constant(ctx context.Context, in Input, fixed bool) (Decision, 
 	}
 	raw, err := r.post(ctx, r.compileURL, compileRequest{Query: compileQuery, Input: in.known(fixed), Unknowns: unknowns})
 	if err != nil {
-		return Decision{}, false
+		return Decision{}, false, nil
 	}
 	var resp struct {
 		Result struct {
-			Queries []ast.Body        `json:"queries"`
-			Support []json.RawMessage `json:"support"`
+			Queries []ast.Body    `json:"queries"`
+			Support []*ast.Module `json:"support"`
 		} `json:"result"`
 	}
-	// Support rules mean conditions on the unknowns: not a constant.
-	if err := json.Unmarshal(raw, &resp); err != nil || len(resp.Result.Support) != 0 {
-		return Decision{}, false
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return Decision{}, false, nil
 	}
-	return constantOf(ctx, resp.Result.Queries)
+	// Support rules mean conditions on the unknowns: not a constant.
+	if len(resp.Result.Support) == 0 {
+		if d, ok := constantOf(ctx, resp.Result.Queries); ok {
+			return d, true, nil
+		}
+	}
+	// The gateway has none of the sidecar's data: a residual that still
+	// refers to it cannot be used.
+	r.compiledMu.Lock()
+	defer r.compiledMu.Unlock()
+	return Decision{}, false, r.compiled.compile(ctx, resp.Result.Queries, resp.Result.Support, nil, remoteResidualRoots)
+}
+
+// remoteResidualRoots are where a sidecar's residual may refer: itself and
+// its support rules.
+var remoteResidualRoots = []ast.Ref{
+	ast.MustParseRef("data." + residualPackage),
+	ast.MustParseRef("data.partial"),
 }
 
 // compileRequest is the body of a Compile API request; the sidecar's

@@ -55,7 +55,8 @@ func TestRemoteRememberedDecisionsEqualFullEvaluation(t *testing.T) {
 // TestRemoteWhatIsRemembered counts the requests to a real sidecar: a read,
 // and the list question about any tool, are asked once per known part (and
 // partially evaluated once); a write call with arguments (force may be
-// among them) is asked on every call.
+// among them) is asked until its residual agreed residualChecks times, and
+// decided by the residual after that.
 func TestRemoteWhatIsRemembered(t *testing.T) {
 	sidecar := opatest.Start(t, policiesDir(t))
 	cases := []struct {
@@ -67,10 +68,13 @@ func TestRemoteWhatIsRemembered(t *testing.T) {
 		{"read with changing arguments, users and times", read(), true, 1},
 		{"denied read", with(read(), groups("guests")), true, 1},
 		{"list a write tool", with(write("ha_HassUnlock"), func(in *Input) { in.Action, in.Args = ActionList, map[string]any{} }), false, 1},
+		{"preview of a write", with(write("demo_counter_add"), func(in *Input) {
+			in.Service, in.Preview = "demo", &Preview{Facts: map[string]any{"unresolved": false}}
+		}), true, 1 + residualChecks},
 		{"write without arguments or ticket", with(write("demo_counter_reset"), func(in *Input) {
 			in.Service, in.Annotations.Destructive, in.Args = "demo", true, map[string]any{}
 		}), false, 1},
-		{"write with arguments", write("ha_climate_set_temperature"), true, 100},
+		{"write with arguments", write("ha_climate_set_temperature"), true, 1 + residualChecks},
 		{"write by a read-only group (denied whatever the arguments)", with(write("ha_climate_set_temperature"), groups("readonly")), true, 1},
 	}
 	for _, tc := range cases {
@@ -316,6 +320,61 @@ func TestRemoteMemoryRules(t *testing.T) {
 			}
 			if d, c := f.decisions.Load(), f.compiles.Load(); d != tc.decisions || c != tc.compiles {
 				t.Errorf("%d decisions and %d partial evaluations asked, want %d and %d", d, c, tc.decisions, tc.compiles)
+			}
+		})
+	}
+}
+
+// TestRemoteDisagreeingResidualIsDropped: a residual that answers otherwise
+// than the sidecar, on any call it is checked on, is never used again for
+// its known part.
+func TestRemoteDisagreeingResidualIsDropped(t *testing.T) {
+	f := newFakeSidecar(t, allowRead, http.StatusOK, compiled(t, false,
+		`input.user == "mallory@example.org"; toolgate_decision = `+denyAnything,
+		`not input.user == "mallory@example.org"; toolgate_decision = `+allowRead))
+	r := NewRemote(f.URL, []byte(policyToken), RemoteOptions{})
+	for range 3 {
+		if d, err := r.Decide(t.Context(), read()); err != nil || d.Decision != Allow {
+			t.Fatalf("alice: %+v, %v", d, err)
+		}
+	}
+	if r.residuals.Load() == 0 {
+		t.Fatal("the residual was not used")
+	}
+	mallory := with(read(), func(in *Input) { in.User = "mallory@example.org" })
+	if d, err := r.Decide(t.Context(), mallory); err != nil || d.Decision != Allow {
+		t.Fatalf("mallory: %+v, %v; want the sidecar's allow", d, err)
+	}
+	used, asked := r.residuals.Load(), f.decisions.Load()
+	for range 3 * residualChecks {
+		if d, err := r.Decide(t.Context(), read()); err != nil || d.Decision != Allow {
+			t.Fatalf("alice again: %+v, %v", d, err)
+		}
+	}
+	if r.residuals.Load() != used || f.decisions.Load() != asked+3*residualChecks {
+		t.Errorf("after the disagreement: %d more residual evaluations, %d more decisions asked; want 0 and %d",
+			r.residuals.Load()-used, f.decisions.Load()-asked, 3*residualChecks)
+	}
+}
+
+// TestRemoteResidualsUseNoData: the gateway does not have the sidecar's
+// data, so a residual that refers to it is not used, nor one that refers
+// to a rule of the policy.
+func TestRemoteResidualsUseNoData(t *testing.T) {
+	for _, body := range []string{
+		"data.data.toolgate.groups.users; toolgate_decision = " + allowRead,
+		"data.toolgate.authz.permitted; toolgate_decision = " + allowRead,
+	} {
+		t.Run(body, func(t *testing.T) {
+			f := newFakeSidecar(t, allowRead, http.StatusOK, compiled(t, false, body))
+			r := NewRemote(f.URL, []byte(policyToken), RemoteOptions{})
+			for range 3 * residualChecks {
+				if d, err := r.Decide(t.Context(), read()); err != nil || d.Decision != Allow {
+					t.Fatalf("%+v, %v", d, err)
+				}
+			}
+			if n := r.residuals.Load(); n != 0 {
+				t.Errorf("%d residual evaluations, want none", n)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
 )
 
 // Residual decisions.
@@ -65,14 +66,22 @@ func (rs *residuals) put(src string, r *residual) {
 // newResidual compiles the partial result pq (queries and support modules)
 // into one query over a set of decisions, or returns nil when it cannot.
 func (e *Embedded) newResidual(ctx context.Context, pq *rego.PartialQueries) *residual {
-	if len(pq.Queries) == 0 {
+	return e.compiled.compile(ctx, pq.Queries, pq.Support, e.store, residualRoots)
+}
+
+// compile returns the residual of queries and support, compiled with the
+// data in store (nil: none) and allowed to refer to roots only, or nil
+// when it cannot; a residual already compiled from the same program is
+// shared. The caller serializes calls.
+func (rs *residuals) compile(ctx context.Context, queries []ast.Body, support []*ast.Module, store storage.Store, roots []ast.Ref) *residual {
+	if len(queries) == 0 {
 		return nil
 	}
 	// Each query binds the decision to resultVar; one rule per query
 	// collects them, as the policy's rule definitions are alternatives.
 	var src strings.Builder
 	fmt.Fprintf(&src, "package %s\n\n", residualPackage)
-	for _, body := range pq.Queries {
+	for _, body := range queries {
 		fmt.Fprintf(&src, "decision contains %s if {\n", resultVar)
 		for _, expr := range body {
 			fmt.Fprintf(&src, "\t%s\n", expr)
@@ -80,20 +89,20 @@ func (e *Embedded) newResidual(ctx context.Context, pq *rego.PartialQueries) *re
 		src.WriteString("}\n\n")
 	}
 	key := src.String()
-	for _, m := range pq.Support {
+	for _, m := range support {
 		key += "\n" + m.String()
 	}
-	if r, ok := e.compiled.get(key); ok {
+	if r, ok := rs.get(key); ok {
 		return r
 	}
-	r := e.compileResidual(ctx, src.String(), pq.Support)
-	e.compiled.put(key, r) // nil too: it will not compile next time either
+	r := compileResidual(ctx, src.String(), support, store, roots)
+	rs.put(key, r) // nil too: it will not compile next time either
 	return r
 }
 
 // compileResidual compiles the residual's rule src with its support
 // modules, or returns nil.
-func (e *Embedded) compileResidual(ctx context.Context, src string, support []*ast.Module) *residual {
+func compileResidual(ctx context.Context, src string, support []*ast.Module, store storage.Store, roots []ast.Ref) *residual {
 	mod, err := ast.ParseModuleWithOpts(residualPackage+".rego", src, ast.ParserOptions{RegoVersion: ast.RegoV1})
 	if err != nil {
 		return nil
@@ -104,10 +113,11 @@ func (e *Embedded) compileResidual(ctx context.Context, src string, support []*a
 	}
 	// The residual is compiled on its own (the whole policy per known
 	// part would cost megabytes each), so it may refer only to itself, the
-	// support rules and the data documents: a reference to a rule of the
-	// policy would be undefined here and change the answer.
+	// support rules and (where there is a store) the data documents: a
+	// reference to a rule of the policy would be undefined here and change
+	// the answer.
 	for _, m := range modules {
-		if !selfSufficient(m) {
+		if !selfSufficient(m, roots) {
 			return nil
 		}
 	}
@@ -116,12 +126,15 @@ func (e *Embedded) compileResidual(ctx context.Context, src string, support []*a
 	if c.Failed() {
 		return nil
 	}
-	q, err := rego.New(
-		rego.Query("data."+residualPackage+".decision"),
+	opts := []func(*rego.Rego){
+		rego.Query("data." + residualPackage + ".decision"),
 		rego.Compiler(c),
-		rego.Store(e.store),
 		rego.StrictBuiltinErrors(true),
-	).PrepareForEval(ctx)
+	}
+	if store != nil {
+		opts = append(opts, rego.Store(store))
+	}
+	q, err := rego.New(opts...).PrepareForEval(ctx)
 	if err != nil {
 		return nil
 	}
@@ -132,9 +145,9 @@ func (e *Embedded) compileResidual(ctx context.Context, src string, support []*a
 	return r
 }
 
-// residualRoots are where a residual's references may point: the residual
-// itself, the support rules partial evaluation wrote (package partial) and
-// the data documents (policies/data, loaded under data.data).
+// residualRoots are where an embedded residual's references may point: the
+// residual itself, the support rules partial evaluation wrote (package
+// partial) and the data documents (policies/data, loaded under data.data).
 var residualRoots = []ast.Ref{
 	ast.MustParseRef("data." + residualPackage),
 	ast.MustParseRef("data.partial"),
@@ -142,15 +155,15 @@ var residualRoots = []ast.Ref{
 }
 
 // selfSufficient reports whether every reference to data in m stays within
-// residualRoots.
-func selfSufficient(m *ast.Module) bool {
+// roots.
+func selfSufficient(m *ast.Module, roots []ast.Ref) bool {
 	ok := true
 	ast.WalkRefs(m, func(r ast.Ref) bool {
 		if !r.HasPrefix(ast.DefaultRootRef) {
 			return !ok
 		}
 		within := false
-		for _, root := range residualRoots {
+		for _, root := range roots {
 			if r.HasPrefix(root) {
 				within = true
 				break
