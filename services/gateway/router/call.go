@@ -322,6 +322,10 @@ func (r *Router) issue(c *call, p previewResult) (*mcp.CallToolResult, string) {
 	r.deps.Metrics.Ticket("issued")
 	rec := r.record(c, audit.EventTicket, "issued", 0)
 	rec.Approval = kind
+	// The call's outcome line follows before the answer leaves and takes
+	// this one with it in one write. A ticket that waits for a person is
+	// on record before anyone is told of it.
+	rec.Sync = kind == approval.Human
 	r.deps.Audit.Log(rec)
 	if kind == approval.Human {
 		r.deps.Metrics.Ticket("pending")

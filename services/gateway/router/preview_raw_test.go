@@ -3,14 +3,17 @@ package router
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/policies"
+	"github.com/toolgate/toolgate/services/gateway/audit"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 	"github.com/toolgate/toolgate/services/gateway/pins"
 	"github.com/toolgate/toolgate/services/gateway/policy"
@@ -24,6 +27,7 @@ type writeBackend struct {
 	result  string
 	raw     int
 	decoded int
+	onCall  func() // when set, runs as the service is asked
 }
 
 func (b *writeBackend) Name() string { return "demo" }
@@ -47,6 +51,9 @@ func (b *writeBackend) CallRaw(context.Context, string, json.RawMessage, bool) (
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.raw++
+	if b.onCall != nil {
+		b.onCall()
+	}
 	return json.RawMessage(b.result), nil
 }
 
@@ -184,5 +191,53 @@ func BenchmarkPreview(b *testing.B) {
 		if err != nil || res.IsError {
 			b.Fatalf("%v %+v", err, res)
 		}
+	}
+}
+
+// writes records each Write call.
+type writes struct {
+	mu sync.Mutex
+	w  []string
+}
+
+func (w *writes) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.w = append(w.w, string(p))
+	return len(p), nil
+}
+
+func (w *writes) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.w)
+}
+
+// TestPreviewAuditLines: with a buffered audit log, a preview's decision
+// is written before the service is asked, and its ticket and outcome lines
+// are written, together, before the answer leaves.
+func TestPreviewAuditLines(t *testing.T) {
+	const result = `{"_meta":{"io.toolgate/preview-digest":"sha256:abc"},"content":[{"type":"text","text":"{}"}],"structuredContent":{"preview":{"from":1,"to":2}}}`
+	sink := &writes{}
+	wb := &writeBackend{result: result}
+	r := writeRouter(t, wb, tickets.NewStore(nil, 100, 10))
+	r.deps.Audit = audit.NewBuffered(sink, time.Hour)
+	var atService []string
+	wb.onCall = func() { atService = sink.all() }
+	ctx := auth.WithIdentity(context.Background(), auth.Identity{Client: auth.Client{Name: "c", Groups: []string{"users"}}})
+	res, err := r.CallTool(ctx, "demo", "demo_counter_add", json.RawMessage(`{"amount":1}`))
+	if err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if len(atService) != 1 || !strings.Contains(atService[0], `"event":"decision"`) {
+		t.Fatalf("written when the service was asked: %q", atService)
+	}
+	got := sink.all()
+	if len(got) != 2 {
+		t.Fatalf("%d writes, want the decision and then ticket and outcome together: %q", len(got), got)
+	}
+	lines := strings.Split(strings.TrimSpace(got[1]), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"event":"ticket"`) || !strings.Contains(lines[1], `"event":"outcome"`) {
+		t.Fatalf("second write: %q", got[1])
 	}
 }
