@@ -4,7 +4,6 @@
 package audit
 
 import (
-	"encoding/json"
 	"io"
 	"math"
 	"strings"
@@ -121,7 +120,7 @@ func (l *Logger) Log(r Record) {
 	if math.IsNaN(r.DurationMS) || math.IsInf(r.DurationMS, 0) {
 		r.DurationMS = 0 // JSON cannot carry them; keep the rest of the record
 	}
-	b, err := json.Marshal(line{
+	b := appendLine(make([]byte, 0, 384), line{
 		Time:       r.Time.UTC().Format(time.RFC3339Nano),
 		Event:      clean(r.Event),
 		Client:     clean(r.Client),
@@ -140,10 +139,6 @@ func (l *Logger) Log(r Record) {
 	})
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err != nil {
-		l.keep(err)
-		return
-	}
 	if !l.buffered || l.closed {
 		l.write(append(b, '\n'))
 		return
