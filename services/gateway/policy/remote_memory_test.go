@@ -415,6 +415,42 @@ func TestRemoteMemoryEndsWithTheConnections(t *testing.T) {
 	}
 }
 
+// TestRemoteTimeoutForgets: a sidecar that stops answering without closing
+// its connections (hung) is noticed by the first request that times out;
+// from then on nothing remembered answers, every call waits for the
+// sidecar and is denied when it does not answer.
+func TestRemoteTimeoutForgets(t *testing.T) {
+	var hung atomic.Bool
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hung.Load() {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		if r.URL.Path == compilePath {
+			io.WriteString(w, compiled(t, false, "toolgate_decision = "+allowRead))
+			return
+		}
+		io.WriteString(w, `{"result":`+allowRead+`}`)
+	}))
+	defer srv.Close()
+	defer close(release) // before Close, which waits for the handlers
+	r := NewRemote(srv.URL, []byte(policyToken), RemoteOptions{Timeout: 200 * time.Millisecond})
+	learn(t, r, read())
+	hung.Store(true)
+	// A call nothing was remembered for asks, and times out.
+	other := with(read(), func(in *Input) { in.Tool = "ha_history" })
+	if d, err := r.Decide(t.Context(), other); !errors.Is(err, ErrUnavailable) || d.Decision != Deny {
+		t.Fatalf("hung sidecar: %+v, %v; want deny, unavailable", d, err)
+	}
+	if d, err := r.Decide(t.Context(), read()); !errors.Is(err, ErrUnavailable) || d.Decision != Deny {
+		t.Fatalf("the remembered read after a timeout: %+v, %v; want deny, unavailable", d, err)
+	}
+}
+
 // TestRemoteProbeAsks: readiness is the sidecar's answer now, never a
 // remembered one.
 func TestRemoteProbeAsks(t *testing.T) {
