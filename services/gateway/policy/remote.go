@@ -149,7 +149,7 @@ func (r *Remote) Decide(ctx context.Context, in Input) (Decision, error) {
 	// sidecar until the entry expires.
 	c, isConstant, res := r.partial(ctx, in, key.fixed)
 	k := remoteKnown{decision: c, constant: isConstant && c == d, conns: conns, until: now.Add(rememberFor)}
-	if !isConstant && res != nil {
+	if !isConstant && res != nil && !res.disagreed.Load() {
 		if rd, rerr := r.evalResidual(ctx, res, in); rerr == nil && rd == d {
 			k.residual, k.checked = res, new(atomic.Int32)
 		}
@@ -162,7 +162,9 @@ func (r *Remote) Decide(ctx context.Context, in Input) (Decision, error) {
 
 // decideResidual answers with the residual of in's known part; during its
 // first residualChecks calls the sidecar must agree, and when it does not,
-// the sidecar decides this known part from then on.
+// the sidecar decides this known part from then on, and the residual is
+// used for no known part again (not after the entry expired either: the
+// sidecar would hand out the same program).
 func (r *Remote) decideResidual(ctx context.Context, key knownKey, k remoteKnown, in Input) (Decision, error) {
 	if k.checked.Load() >= residualChecks {
 		return r.evalResidual(ctx, k.residual, in)
@@ -170,6 +172,7 @@ func (r *Remote) decideResidual(ctx context.Context, key knownKey, k remoteKnown
 	d, err := r.ask(ctx, in)
 	rd, rerr := r.evalResidual(ctx, k.residual, in)
 	if (err == nil) != (rerr == nil) || rd != d {
+		k.residual.disagreed.Store(true)
 		r.known.put(key, remoteKnown{conns: k.conns, until: k.until})
 		return d, err
 	}

@@ -326,13 +326,14 @@ func TestRemoteMemoryRules(t *testing.T) {
 }
 
 // TestRemoteDisagreeingResidualIsDropped: a residual that answers otherwise
-// than the sidecar, on any call it is checked on, is never used again for
-// its known part.
+// than the sidecar, on any call it is checked on, is never used again, even
+// when the sidecar hands it out again after the memory expired.
 func TestRemoteDisagreeingResidualIsDropped(t *testing.T) {
 	f := newFakeSidecar(t, allowRead, http.StatusOK, compiled(t, false,
 		`input.user == "mallory@example.org"; toolgate_decision = `+denyAnything,
 		`not input.user == "mallory@example.org"; toolgate_decision = `+allowRead))
-	r := NewRemote(f.URL, []byte(policyToken), RemoteOptions{})
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	r := NewRemote(f.URL, []byte(policyToken), RemoteOptions{Now: func() time.Time { return now }})
 	for range 3 {
 		if d, err := r.Decide(t.Context(), read()); err != nil || d.Decision != Allow {
 			t.Fatalf("alice: %+v, %v", d, err)
@@ -346,7 +347,11 @@ func TestRemoteDisagreeingResidualIsDropped(t *testing.T) {
 		t.Fatalf("mallory: %+v, %v; want the sidecar's allow", d, err)
 	}
 	used, asked := r.residuals.Load(), f.decisions.Load()
-	for range 3 * residualChecks {
+	for i := range 3 * residualChecks {
+		if i == residualChecks {
+			// Relearnt after the memory expired, it is still not used.
+			now = now.Add(rememberFor)
+		}
 		if d, err := r.Decide(t.Context(), read()); err != nil || d.Decision != Allow {
 			t.Fatalf("alice again: %+v, %v", d, err)
 		}

@@ -41,6 +41,8 @@ type residual struct {
 	memo  *decisionMemo
 	// hits counts answers from memo, for tests.
 	hits atomic.Int64
+	// disagreed: it once answered otherwise than the sidecar (Remote).
+	disagreed atomic.Bool
 }
 
 // residuals shares compiled residuals between known parts whose partial
