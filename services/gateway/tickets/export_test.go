@@ -11,3 +11,10 @@ func Crash(s *Store) error {
 	<-s.done
 	return s.file.db.Close()
 }
+
+// Behind counts the issued tickets not yet in the file.
+func Behind(s *Store) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.behind)
+}

@@ -416,3 +416,33 @@ func storedIDs(t *testing.T, path string) []string {
 	})
 	return ids
 }
+
+// TestIssuedTicketsAreWrittenBehind: without a Flush, the writer puts
+// issued tickets into the file on its own (several in one transaction), so
+// a crash after that keeps them.
+func TestIssuedTicketsAreWrittenBehind(t *testing.T) {
+	c := newClock()
+	path := filepath.Join(t.TempDir(), "tickets.db")
+	s := openFile(t, path, c)
+	var ids []string
+	for range 5 {
+		ids = append(ids, issue(t, s, approval.Model).ID)
+	}
+	// No timing is asserted: wait (generously) until nothing is behind.
+	for deadline := time.Now().Add(30 * time.Second); tickets.Behind(s) > 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d tickets still not written", tickets.Behind(s))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := tickets.Crash(s); err != nil {
+		t.Fatal(err)
+	}
+	s = openFile(t, path, c)
+	defer s.Close()
+	for _, id := range ids {
+		if _, ok := s.Get(id); !ok {
+			t.Errorf("ticket %s lost in a crash after it was written behind", id)
+		}
+	}
+}
