@@ -190,12 +190,12 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	}
 	demoBin := filepath.Join(st.dir, "demo")
 	fmt.Fprintln(log, "building the gateway and the demo service")
-	if err := build(ctx, cfg.Repo, "./services/demo", demoBin); err != nil {
+	if err := build(ctx, cfg.Repo, cfg.Repo, "./services/demo", demoBin); err != nil {
 		return nil, nil, err
 	}
 	for i, v := range variants {
 		v.bin = filepath.Join(st.dir, fmt.Sprintf("gateway-%d", i))
-		if err := build(ctx, v.repo, "./services/gateway", v.bin); err != nil {
+		if err := build(ctx, cfg.Repo, v.repo, "./services/gateway", v.bin); err != nil {
 			return nil, nil, err
 		}
 		v.rev = revision(ctx, v.repo)

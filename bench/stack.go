@@ -36,11 +36,17 @@ func FindRepo() (string, error) {
 	}
 }
 
-// build compiles a command of the repository the way the images do.
-func build(ctx context.Context, repo, pkg, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
-	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+// buildScript builds a command the way scripts/images.sh builds the images'
+// binaries; the flags live only there.
+const buildScript = "scripts/build.sh"
+
+// build compiles the command pkg of the checkout src with the build script
+// of the checkout tools (the bench's own), so an older checkout measured
+// beside this one is built the same way as today's images, whatever its own
+// scripts did.
+func build(ctx context.Context, tools, src, pkg, out string) error {
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(tools, buildScript), out, pkg)
+	cmd.Dir = src
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
 	}

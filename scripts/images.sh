@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds toolgate's container images with no registry: every binary is built
-# here by the local Go toolchain (static, CGO off), then wrapped FROM scratch
-# by compose/Dockerfile with CA certificates and a non-root user.
+# here by the local Go toolchain (scripts/build.sh: static, CGO off,
+# stripped), then wrapped FROM scratch by compose/Dockerfile with CA
+# certificates and a non-root user.
 #
 #   scripts/images.sh            build every image, tagged toolgate/<name>:${TOOLGATE_TAG:-local}
 #   scripts/images.sh gateway    build only the named ones
@@ -43,7 +44,7 @@ for name in "${names[@]}"; do
 	pkg=${pkgs[$name]:-}
 	[ -n "$pkg" ] || { echo "unknown image: $name (known: ${!pkgs[*]})" >&2; exit 2; }
 	echo "== $name: go build $pkg"
-	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$ctx/bin/$name" "$pkg"
+	scripts/build.sh "$ctx/bin/$name" "$pkg"
 	echo "== $name: docker build toolgate/$name:$tag"
 	DOCKER_BUILDKIT=0 docker build --quiet --build-arg "BIN=$name" -f compose/Dockerfile -t "toolgate/$name:$tag" "$ctx" >/dev/null 2>"$ctx/build-$name.log" || {
 		cat "$ctx/build-$name.log" >&2
