@@ -155,7 +155,9 @@ func TestStack(t *testing.T) {
 			"-read", `web_fetch={"url":"http://searxng-demo:8080/pages/nimbus-3-2-released"}`)...)...)
 		t.Logf("probe:\n%s", out)
 		if err != nil || !strings.Contains(out, "\nPASS") {
-			t.Fatalf("probe failed: %v", err)
+			// What the gateway saw of each service explains a missing tool.
+			logs, _ := run(context.Background(), "docker", compose("logs", "--no-color", "--tail", "40", "gateway")...)
+			t.Fatalf("probe failed: %v\n--- gateway log\n%s", err, logs)
 		}
 	})
 

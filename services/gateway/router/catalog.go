@@ -26,16 +26,23 @@ func (r *Router) lookup(tool string) *entry {
 	return r.byName[tool]
 }
 
-// Run refreshes every service now and then periodically until ctx ends.
+// Run refreshes every service now and then periodically until ctx ends. A
+// service that was down is asked again sooner, after 1 s, 2 s, 4 s … up to
+// every: services start beside the gateway, and one that was not listening
+// yet at the first refresh must not be missing from the catalog for a
+// whole interval.
 func (r *Router) Run(ctx context.Context, every time.Duration) {
 	r.RefreshAll(ctx)
-	t := time.NewTicker(every)
-	defer t.Stop()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	wait := firstRetry
+	retry := time.NewTimer(wait)
+	defer retry.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-tick.C:
 			r.RefreshAll(ctx)
 			if n := r.deps.Tickets.Prune(); n > 0 {
 				for range n {
@@ -43,14 +50,39 @@ func (r *Router) Run(ctx context.Context, every time.Duration) {
 				}
 			}
 			r.deps.Sessions.Prune()
+		case <-retry.C:
+			if down := r.downServices(); len(down) > 0 {
+				r.refresh(ctx, down)
+				wait = min(2*wait, every)
+			} else {
+				wait = firstRetry
+			}
+			retry.Reset(wait)
 		}
 	}
 }
 
-// RefreshAll refreshes every service's tool list concurrently.
-func (r *Router) RefreshAll(ctx context.Context) {
-	var wg sync.WaitGroup
+// firstRetry is how soon a service that was down is asked again.
+const firstRetry = time.Second
+
+// downServices lists the services that were down at their last refresh.
+func (r *Router) downServices() []string {
+	var out []string
 	for _, n := range r.names {
+		if _, down := r.down.Load(n); down {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// RefreshAll refreshes every service's tool list concurrently.
+func (r *Router) RefreshAll(ctx context.Context) { r.refresh(ctx, r.names) }
+
+// refresh refreshes the named services' tool lists concurrently.
+func (r *Router) refresh(ctx context.Context, names []string) {
+	var wg sync.WaitGroup
+	for _, n := range names {
 		wg.Go(func() {
 			err := r.Refresh(ctx, n)
 			switch _, wasDown := r.down.Load(n); {
