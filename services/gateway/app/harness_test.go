@@ -40,6 +40,7 @@ type demo struct {
 	counter atomic.Int64
 	applied atomic.Int64 // how many Apply calls ran
 	slow    chan struct{}
+	inSlow  atomic.Int64 // demo_slow calls that have started
 	secret  string
 	note    atomic.Value
 	// previewPad, when set, adds that many bytes to the previews of
@@ -95,6 +96,7 @@ func (d *demo) tools() []toolkit.Tool {
 			Schema:      json.RawMessage(`{"type":"object","additionalProperties":false}`),
 			Annotations: toolkit.Annotations{ReadOnly: true},
 			Read: func(ctx context.Context, _ toolkit.Args) (any, error) {
+				d.inSlow.Add(1)
 				select {
 				case <-d.slow:
 					return map[string]any{"done": true}, nil

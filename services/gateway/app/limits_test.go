@@ -60,23 +60,22 @@ func TestServiceConcurrencyBound(t *testing.T) {
 	// machine: a long call deadline, and the slow tool waits until released.
 	h := newHarness(t, func(c *app.Config) { c.ServiceConcurrency, c.CallTimeout = 1, time.Minute })
 	c := h.client("openwebui", "", "/mcp")
-	started := make(chan struct{})
 	go func() {
-		close(started)
 		_, _ = c.CallTool(context.WithoutCancel(t.Context()), callReq("demo_slow", map[string]any{}))
 	}()
-	<-started
+	// Only once the slow call holds the one slot may the other client try:
+	// an echo that took the slot first would make the slow call "busy".
 	deadline := time.Now().Add(30 * time.Second)
-	other := h.client("hermes", "", "/mcp")
-	for {
-		got, isErr := call(t, other, "demo_echo", map[string]any{"text": "x"})
-		if isErr && errCode(got) == toolerr.Busy {
-			break
-		}
+	for h.demo.inSlow.Load() == 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("never answered busy: %v", got)
+			t.Fatal("the slow call never reached the service")
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
+	}
+	other := h.client("hermes", "", "/mcp")
+	got, isErr := call(t, other, "demo_echo", map[string]any{"text": "x"})
+	if !isErr || errCode(got) != toolerr.Busy {
+		t.Fatalf("a second call while the only slot is held: %v", got)
 	}
 	close(h.demo.slow)
 }
