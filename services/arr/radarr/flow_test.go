@@ -33,11 +33,7 @@ func (f *flow) call(t *testing.T, tool string, args map[string]any) (map[string]
 }
 
 func confirmArgs(args map[string]any, ticket any) map[string]any {
-	out := map[string]any{"confirm": true, "ticket": ticket}
-	for k, v := range args {
-		out[k] = v
-	}
-	return out
+	return gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket})
 }
 
 func (f *flow) posts(path string) int {
