@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -32,23 +31,9 @@ func TestRemoteRememberedDecisionsEqualFullEvaluation(t *testing.T) {
 	sidecar := opatest.Start(t, policiesDir(t))
 	r := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{Timeout: 10 * time.Second})
 	ref := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{Timeout: 10 * time.Second})
-	var inputs []Input
-	for _, in := range shippedCases() {
-		inputs = append(inputs, variants(in)...)
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	for round := range 2 {
-		rng.Shuffle(len(inputs), func(i, j int) { inputs[i], inputs[j] = inputs[j], inputs[i] })
-		for _, in := range inputs {
-			got, gerr := r.Decide(t.Context(), in)
-			want, werr := ref.ask(t.Context(), in)
-			if got != want || (gerr == nil) != (werr == nil) {
-				t.Fatalf("round %d: %+v\n got  %+v, %v\n want %+v, %v", round, in, got, gerr, want, werr)
-			}
-		}
-	}
-	if n := r.decisions.Load(); n >= int64(2*len(inputs)) {
-		t.Errorf("nothing was remembered: %d decisions asked for %d calls", n, 2*len(inputs))
+	calls := holdToReference(t, r.Decide, ref.ask, 3, 2)
+	if n := r.decisions.Load(); n >= int64(calls) {
+		t.Errorf("nothing was remembered: %d decisions asked for %d calls", n, calls)
 	}
 }
 
@@ -87,24 +72,7 @@ func TestRemoteWhatIsRemembered(t *testing.T) {
 			}
 			r.decisions.Store(0)
 			r.compiles.Store(0)
-			var first Decision
-			for i := range 100 {
-				in := tc.in
-				if tc.vary {
-					in.Args = map[string]any{"n": i, "entity_id": "light.x"}
-					in.User = strings.Repeat("u", i%5)
-					in.Time = in.Time.Add(time.Duration(i) * time.Minute)
-				}
-				d, err := r.Decide(t.Context(), in)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if i == 0 {
-					first = d
-				} else if d != first {
-					t.Fatalf("call %d: %+v, first %+v", i, d, first)
-				}
-			}
+			decideHundredTimes(t, r.Decide, tc.in, tc.vary)
 			if n := r.decisions.Load(); n != tc.decisions {
 				t.Errorf("%d decisions asked for 100 calls, want %d", n, tc.decisions)
 			}
