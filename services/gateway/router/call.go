@@ -80,6 +80,18 @@ func (r *Router) handleVia(e *entry, viaDiscovery bool) server.ToolHandlerFunc {
 }
 
 func (r *Router) serve(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, string) {
+	res, outcome := r.route(ctx, c, req)
+	if res != nil {
+		// clean keeps the preview digest and facts of a service's _meta
+		// for the gateway's own checks; none of it leaves (a failed
+		// preview or a read could carry them too).
+		res.Meta = nil
+	}
+	return res, outcome
+}
+
+// route decides the call and runs it the way its decision says.
+func (r *Router) route(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, string) {
 	if err := r.parseArgs(c, req); err != nil {
 		return errorResult(err), string(toolerr.CodeOf(err))
 	}
@@ -227,53 +239,6 @@ func (r *Router) preview(ctx context.Context, c *call) (*mcp.CallToolResult, str
 	return r.issue(c, p)
 }
 
-// previewResult is a checked preview from a service.
-type previewResult struct {
-	body   json.RawMessage
-	digest string
-	facts  approval.Facts
-}
-
-// previewed forwards the call without an approval, so the service runs
-// its Preview, and checks what comes back: not cut by a cap, with a
-// digest, and with facts of the allowed shape if it reports any.
-func (r *Router) previewed(ctx context.Context, c *call) (previewResult, *mcp.CallToolResult, string) {
-	res, outcome := r.forwardPreview(ctx, c)
-	if res.IsError {
-		return previewResult{}, res, outcome
-	}
-	if toolkit.Truncated(res) {
-		return previewResult{}, errTruncatedPreview(), string(toolerr.TooLarge)
-	}
-	digest := previewDigest(res)
-	if digest == "" {
-		return previewResult{}, errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned a preview without a digest; refusing to issue a ticket", c.e.service)), string(toolerr.UpstreamUnavailable)
-	}
-	facts, err := previewFacts(res)
-	if err != nil {
-		r.log.Warn("preview facts refused", "service", c.e.service, "tool", c.e.upstream.Name, "error", err)
-		return previewResult{}, errorResult(toolerr.Wrap(toolerr.UpstreamUnavailable, err, "service %s reported malformed preview facts; nothing was changed and no ticket was issued", c.e.service)), string(toolerr.UpstreamUnavailable)
-	}
-	return previewResult{body: previewBody(res), digest: digest, facts: facts}, nil, ""
-}
-
-// previewFacts takes the preview's facts out of its _meta and checks their
-// shape; none is nil.
-func previewFacts(res *mcp.CallToolResult) (approval.Facts, error) {
-	if res.Meta == nil {
-		return nil, nil
-	}
-	v, ok := res.Meta.AdditionalFields[approval.MetaPreviewFacts]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", approval.ErrFacts, err)
-	}
-	return approval.ParseFacts(raw)
-}
-
 // reconsider asks the policy again now that the preview has run, with the
 // facts it reported (or none), and keeps the stricter of the two decisions:
 // facts can raise the approval a write needs, never lower it. It returns
@@ -363,21 +328,6 @@ func nextStep(tool, ticket string, kind approval.Kind, viaDiscovery bool) string
 	return s
 }
 
-// previewBody takes the service's preview out of its result.
-func previewBody(res *mcp.CallToolResult) json.RawMessage {
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return nil
-	}
-	var wrapper struct {
-		Preview json.RawMessage `json:"preview"`
-	}
-	if json.Unmarshal(raw, &wrapper) == nil && len(wrapper.Preview) > 0 {
-		return wrapper.Preview
-	}
-	return raw
-}
-
 func (r *Router) applyWithoutTicket(ctx context.Context, c *call) (*mcp.CallToolResult, string) {
 	p, fail, outcome := r.previewed(ctx, c)
 	if fail != nil {
@@ -393,22 +343,6 @@ func (r *Router) applyWithoutTicket(ctx context.Context, c *call) (*mcp.CallTool
 	}
 	c.ticket = "auto_" + randomID()
 	return r.apply(ctx, c, p.digest, r.deps.Now().Add(time.Minute))
-}
-
-// errTruncatedPreview answers a preview cut by a result cap (the service's
-// or the gateway's): nobody saw all of it, so nobody can consent to it.
-// Whatever digest came with it is ignored.
-func errTruncatedPreview() *mcp.CallToolResult {
-	return errorResult(toolerr.New(toolerr.TooLarge,
-		"the preview is too large to show; narrow the request (fewer items, filters) — nothing was changed and no ticket was issued"))
-}
-
-func previewDigest(res *mcp.CallToolResult) string {
-	if res.Meta == nil {
-		return ""
-	}
-	d, _ := res.Meta.AdditionalFields[approval.MetaPreviewDigest].(string)
-	return d
 }
 
 // confirmTicket redeems the ticket and applies the write.

@@ -50,26 +50,6 @@ func (r *Router) decodeRaw(c *call, raw json.RawMessage) (*mcp.CallToolResult, s
 	return r.clean(&res)
 }
 
-// forwardPreview sends a write without an approval, so the service runs
-// its preview, and returns the cleaned result, its _meta's preview digest
-// and facts kept for previewed. On a raw backend the request is the
-// canonical arguments in one plain POST on the session, as for a read,
-// instead of a round through mcp-go's client (which hands the answer over
-// between goroutines); the result is decoded and cleaned the same way.
-func (r *Router) forwardPreview(ctx context.Context, c *call) (*mcp.CallToolResult, string) {
-	rc, ok := r.backends[c.e.service].(rawCaller)
-	if !ok {
-		return r.forward(ctx, c, nil, false)
-	}
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.CallTimeout)
-	defer cancel()
-	raw, err := rc.CallRaw(ctx, c.e.upstream.Name, c.canonical, false)
-	if err != nil {
-		return errorResult(err), string(toolerr.CodeOf(err))
-	}
-	return r.decodeRaw(c, raw)
-}
-
 // passed is a result ready to leave as it is.
 type passed struct {
 	body       []byte // the result object the client gets

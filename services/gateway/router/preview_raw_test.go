@@ -111,6 +111,36 @@ func TestPreviewTakesTheRawWay(t *testing.T) {
 		{"no digest",
 			`{"content":[{"type":"text","text":"{}"}],"structuredContent":{"preview":{}}}`,
 			false, "upstream_unavailable"},
+		{"HTML characters, line separators and spaces in the preview",
+			`{"_meta":{` + digest + `},"content":[{"type":"text","text":"x"}],"structuredContent":{ "preview" : {"name":"<b>Tom & Jerry</b>\u2028", "n" : 1.50 } }}`,
+			true, ""},
+		{"no preview member",
+			`{"_meta":{` + digest + `},"content":[{"type":"text","text":"x"}],"structuredContent":{"from":1}}`,
+			true, ""},
+		{"a null preview member",
+			`{"_meta":{` + digest + `},"content":[{"type":"text","text":"x"}],"structuredContent":{"preview":null}}`,
+			true, ""},
+		{"no structured content",
+			`{"_meta":{` + digest + `},"content":[{"type":"text","text":"x"}]}`,
+			true, ""},
+		{"facts",
+			`{"_meta":{` + digest + `,"io.toolgate/preview-facts":{"domains":["lock","light","lock"],"unresolved":false}},"content":[{"type":"text","text":"x"}],"structuredContent":{"preview":{"n":1}}}`,
+			true, ""},
+		{"malformed facts",
+			`{"_meta":{` + digest + `,"io.toolgate/preview-facts":{"domains":[7]}},"content":[{"type":"text","text":"x"}],"structuredContent":{"preview":{"n":1}}}`,
+			false, "upstream_unavailable"},
+		{"a digest that is not a string",
+			`{"_meta":{"io.toolgate/preview-digest":7},"content":[{"type":"text","text":"x"}],"structuredContent":{"preview":{"n":1}}}`,
+			false, "upstream_unavailable"},
+		{"a null _meta",
+			`{"_meta":null,"content":[{"type":"text","text":"x"}],"structuredContent":{"preview":{"n":1}}}`,
+			false, "upstream_unavailable"},
+		{"the digest given twice",
+			`{"_meta":{"io.toolgate/preview-digest":"sha256:old",` + digest + `},"content":[{"type":"text","text":"x"}],"structuredContent":{"preview":{"n":1}}}`,
+			true, ""},
+		{"a failure",
+			`{"_meta":{` + digest + `},"content":[{"type":"text","text":"{\"error\":{\"code\":\"not_found\"}}"}],"structuredContent":{"error":{"code":"not_found","message":"no such counter"}},"isError":true}`,
+			false, "not_found"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,6 +160,11 @@ func TestPreviewTakesTheRawWay(t *testing.T) {
 				if way == "raw" && (wb.raw != 1 || wb.decoded != 0) {
 					t.Errorf("raw backend: %d raw and %d decoded calls, want the raw way", wb.raw, wb.decoded)
 				}
+				// Every preview that gets a ticket is read without mcp-go's
+				// decoding; every refusal is worded by the decoding way.
+				if _, plain := plainPreview(json.RawMessage(tc.result), 4<<10); way == "raw" && plain != tc.ticket {
+					t.Errorf("plainPreview took it: %v, want %v", plain, tc.ticket)
+				}
 				out, _ := json.Marshal(res)
 				if strings.Contains(string(out), "s3cret") || strings.Contains(string(out), "sha256:abc") {
 					t.Errorf("%s: the service's _meta left: %s", way, out)
@@ -142,12 +177,16 @@ func TestPreviewTakesTheRawWay(t *testing.T) {
 				switch {
 				case tc.ticket && (res.IsError || body["status"] != "confirmation_required" || len(open) != 1):
 					t.Fatalf("%s: no ticket: %s", way, out)
-				case tc.ticket && (open[0].PreviewDigest != "sha256:abc" || string(open[0].Preview) != `{"from":1,"to":2}`):
+				case tc.ticket && open[0].PreviewDigest != "sha256:abc":
 					t.Errorf("%s: ticket %+v", way, open[0])
 				case !tc.ticket && (!res.IsError || len(open) != 0):
 					t.Fatalf("%s: want a refusal without a ticket: %s (%d tickets)", way, out, len(open))
 				case !tc.ticket && body["error"].(map[string]any)["code"] != tc.code:
 					t.Errorf("%s: code %v, want %s", way, body["error"], tc.code)
+				}
+				if tc.ticket {
+					// What a person is shown and the confirm is decided on.
+					body["ticket's preview"], body["ticket's facts"] = string(open[0].Preview), string(open[0].Facts)
 				}
 				// The ticket's id and expiry differ from run to run.
 				delete(body, "ticket")
@@ -240,4 +279,67 @@ func TestPreviewAuditLines(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(lines[0], `"event":"ticket"`) || !strings.Contains(lines[1], `"event":"outcome"`) {
 		t.Fatalf("second write: %q", got[1])
 	}
+}
+
+// readBackend offers its one tool as a read.
+type readBackend struct{ *writeBackend }
+
+func (b readBackend) ListTools(context.Context) ([]mcp.Tool, error) {
+	t := mcp.NewToolWithRawSchema("demo_counter_get", "Read the counter.", json.RawMessage(`{"type":"object"}`))
+	ro, destructive := true, false
+	t.Annotations.ReadOnlyHint, t.Annotations.DestructiveHint = &ro, &destructive
+	return []mcp.Tool{t}, nil
+}
+
+// TestNoServiceMetaLeaves: the preview digest and facts a service puts in
+// its _meta are the gateway's to read; they leave with no result, on
+// either way a result takes (a read decoded because it is over the cap, a
+// read through mcp-go's client, a failed preview).
+func TestNoServiceMetaLeaves(t *testing.T) {
+	const meta = `"_meta":{"io.toolgate/preview-digest":"sha256:abc","io.toolgate/preview-facts":{"note":"s3cret"}}`
+	big := strings.Repeat("x", 8<<10)
+	cases := []struct {
+		name, tool, result string
+		decodedOnly        bool
+	}{
+		{"read over the cap", "demo_counter_get", `{` + meta + `,"content":[{"type":"text","text":"` + big + `"}]}`, false},
+		{"read through mcp-go's client", "demo_counter_get", `{` + meta + `,"content":[{"type":"text","text":"1"}]}`, true},
+		{"failed preview", "demo_counter_add", `{` + meta + `,"content":[{"type":"text","text":"no"}],"isError":true}`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			wb := &writeBackend{result: tc.result}
+			var b Backend = wb
+			if tc.tool == "demo_counter_get" {
+				b = readBackend{wb}
+			}
+			if tc.decodedOnly {
+				b = decodedOnly{wb}
+				if tc.tool == "demo_counter_get" {
+					b = readOnlyDecoded{readBackend{wb}}
+				}
+			}
+			r := writeRouter(t, b, tickets.NewStore(nil, 100, 10))
+			ctx := auth.WithIdentity(context.Background(), auth.Identity{Client: auth.Client{Name: "c", Groups: []string{"users"}}})
+			res, err := r.CallTool(ctx, "demo", tc.tool, json.RawMessage(`{}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := json.Marshal(res)
+			if res.Meta != nil || strings.Contains(string(out), "s3cret") || strings.Contains(string(out), "sha256:abc") {
+				t.Errorf("the service's _meta left: %.300s", out)
+			}
+		})
+	}
+}
+
+// readOnlyDecoded hides CallRaw of a read backend.
+type readOnlyDecoded struct{ b readBackend }
+
+func (d readOnlyDecoded) Name() string { return d.b.Name() }
+func (d readOnlyDecoded) ListTools(ctx context.Context) ([]mcp.Tool, error) {
+	return d.b.ListTools(ctx)
+}
+func (d readOnlyDecoded) Call(ctx context.Context, tool string, args any, meta map[string]any, retry bool) (*mcp.CallToolResult, error) {
+	return d.b.Call(ctx, tool, args, meta, retry)
 }

@@ -117,7 +117,7 @@ type entry struct {
 	ann      policy.Annotations
 }
 
-// Meta keys the gateway adds to a confirmation result.
+// The arguments the gateway adds to a write tool for its confirm.
 const (
 	argConfirm = "confirm"
 	argTicket  = "ticket"
