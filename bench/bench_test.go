@@ -55,7 +55,7 @@ func TestQuickRunMeasuresEveryRow(t *testing.T) {
 			}
 		}
 		for _, row := range g.Rows {
-			if row.Samples != cfg.Rounds*cfg.Calls || row.P50 <= 0 || row.P99 < row.P50 || row.Seq <= 0 {
+			if row.Samples != cfg.Rounds*cfg.Calls || row.P50 <= 0 || row.P99 < row.P50 || row.Seq <= 0 || row.CPU <= 0 {
 				t.Errorf("%s / %s: %+v", g.Title, row.Name, row)
 			}
 			preview := strings.Contains(g.Title, "preview")
@@ -86,7 +86,7 @@ func TestQuickRunMeasuresEveryRow(t *testing.T) {
 	}
 	md := rep.Markdown()
 	for _, want := range []string{"| bare reverse proxy |", "| gateway /mcp/demo, embedded policy |", "| before: gateway /mcp/demo, embedded policy |",
-		"added p50 over proxy", "Gateway memory", "before: gateway built from", "load average"} {
+		"added p50 over proxy", "CPU over the proxy's", "Gateway memory", "before: gateway built from", "load average"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

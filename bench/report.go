@@ -37,6 +37,10 @@ type Row struct {
 	// clients at once; 0 when not measured.
 	Seq float64
 	Par float64
+	// CPU is the CPU time per sequential call of the row's own processes
+	// (the service; the proxy; the gateway, with its OPA sidecar); 0 when
+	// not measured.
+	CPU time.Duration
 }
 
 // RSSReading is one process's resident memory at a point of the run:
@@ -69,6 +73,9 @@ func (r *Report) collect(targets []*target) {
 			P50: percentile(t.lat, 0.50), P99: percentile(t.lat, 0.99),
 			Seq: median(t.seqCPS), Par: median(t.parCPS),
 		})
+		if t.cpuCalls > 0 {
+			r.Groups[i].Rows[len(r.Groups[i].Rows)-1].CPU = t.cpu / time.Duration(t.cpuCalls)
+		}
 	}
 }
 
@@ -119,8 +126,8 @@ func (r *Report) Markdown() string {
 		direct, _ := g.Baseline(kindDirect)
 		proxy, hasProxy := g.Baseline(kindProxy)
 		fmt.Fprintf(&b, "### %s\n\n", g.Title)
-		fmt.Fprintf(&b, "| target | p50 | p99 | added p50 over direct | added p50 over proxy | added p99 over direct | calls/s, 1 client | calls/s, %d clients | share of proxy throughput |\n", c.Clients)
-		b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, "| target | p50 | p99 | added p50 over direct | added p50 over proxy | added p99 over direct | calls/s, 1 client | calls/s, %d clients | share of proxy throughput | CPU per call | CPU over the proxy's |\n", c.Clients)
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, row := range g.Rows {
 			addD, addP, addD99, share := "—", "—", "—", "—"
 			if row.Kind != kindDirect {
@@ -136,8 +143,15 @@ func (r *Report) Markdown() string {
 			if row.Par > 0 {
 				par = fmt.Sprintf("%.0f", row.Par)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %.0f | %s | %s |\n",
-				row.Name, ms(row.P50), ms(row.P99), addD, addP, addD99, row.Seq, par, share)
+			cpu, cpuP := "—", "—"
+			if row.CPU > 0 {
+				cpu = fmt.Sprintf("%d µs", row.CPU.Microseconds())
+				if row.Kind == kindGateway && hasProxy && proxy.CPU > 0 {
+					cpuP = us(row.CPU - proxy.CPU)
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %.0f | %s | %s | %s | %s |\n",
+				row.Name, ms(row.P50), ms(row.P99), addD, addP, addD99, row.Seq, par, share, cpu, cpuP)
 			if row.Kind == kindGateway && hasProxy {
 				goals = append(goals, goalLines(g.Title, row, direct, proxy)...)
 			}

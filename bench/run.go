@@ -76,6 +76,13 @@ type target struct {
 	// thousands of tickets.
 	preview bool
 	proc    *proc // the gateway, for RSS
+	// cpuOf are the processes whose CPU time a call of this row costs
+	// beyond the client: the service, the proxy, or the gateway (with its
+	// OPA sidecar); the service behind a proxy or gateway is the same for
+	// every row of a group and not counted.
+	cpuOf    []*proc
+	cpu      time.Duration
+	cpuCalls int
 	// soak names the gateway when this row is the one its RSS soak runs
 	// on (one per gateway variant).
 	soak string
@@ -265,10 +272,11 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	mcpURL := func(name, path string) string { return "http://" + addr(name) + path }
 
 	fmt.Fprintln(log, "starting the services and the proxies")
-	if _, err := st.start(ctx, "echo", self, nil, []string{roleEnv + "=" + roleEcho, listenEnv + "=" + addr("echo")}, health("echo")); err != nil {
+	procs := map[string]*proc{}
+	if procs["echo"], err = st.start(ctx, "echo", self, nil, []string{roleEnv + "=" + roleEcho, listenEnv + "=" + addr("echo")}, health("echo")); err != nil {
 		return nil, nil, err
 	}
-	if _, err := st.start(ctx, "demo", demoBin, nil, []string{
+	if procs["demo"], err = st.start(ctx, "demo", demoBin, nil, []string{
 		"TOOLGATE_LISTEN=" + addr("demo"), "TOOLGATE_SERVICE_TOKEN_FILE=" + svcTokenFile,
 		"TOOLGATE_APPROVAL_KEY_FILE=" + demoKeyFile, "DEMO_ALLOW_WRITES=true",
 	}, health("demo")); err != nil {
@@ -276,7 +284,7 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	}
 	for _, svc := range []string{"echo", "demo"} {
 		env := []string{roleEnv + "=" + roleProxy, listenEnv + "=" + addr(svc+"-proxy"), targetEnv + "=http://" + addr(svc)}
-		if _, err := st.start(ctx, svc+"-proxy", self, nil, env, health(svc+"-proxy")); err != nil {
+		if procs[svc+"-proxy"], err = st.start(ctx, svc+"-proxy", self, nil, env, health(svc+"-proxy")); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -312,12 +320,12 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 		gPreview = "preview of a write: demo_counter_add on services/demo"
 	)
 	targets := []*target{
-		{group: gEcho, name: "service directly", kind: kindDirect, url: mcpURL("echo", "/mcp"), token: service},
-		{group: gEcho, name: "bare reverse proxy", kind: kindProxy, url: mcpURL("echo-proxy", "/mcp"), token: service},
-		{group: gDemo, name: "service directly", kind: kindDirect, url: mcpURL("demo", "/mcp"), token: service},
-		{group: gDemo, name: "bare reverse proxy", kind: kindProxy, url: mcpURL("demo-proxy", "/mcp"), token: service},
-		{group: gPreview, name: "service directly", kind: kindDirect, url: mcpURL("demo", "/mcp"), token: service, preview: true},
-		{group: gPreview, name: "bare reverse proxy", kind: kindProxy, url: mcpURL("demo-proxy", "/mcp"), token: service, preview: true},
+		{group: gEcho, name: "service directly", kind: kindDirect, url: mcpURL("echo", "/mcp"), token: service, cpuOf: []*proc{procs["echo"]}},
+		{group: gEcho, name: "bare reverse proxy", kind: kindProxy, url: mcpURL("echo-proxy", "/mcp"), token: service, cpuOf: []*proc{procs["echo-proxy"]}},
+		{group: gDemo, name: "service directly", kind: kindDirect, url: mcpURL("demo", "/mcp"), token: service, cpuOf: []*proc{procs["demo"]}},
+		{group: gDemo, name: "bare reverse proxy", kind: kindProxy, url: mcpURL("demo-proxy", "/mcp"), token: service, cpuOf: []*proc{procs["demo-proxy"]}},
+		{group: gPreview, name: "service directly", kind: kindDirect, url: mcpURL("demo", "/mcp"), token: service, preview: true, cpuOf: []*proc{procs["demo"]}},
+		{group: gPreview, name: "bare reverse proxy", kind: kindProxy, url: mcpURL("demo-proxy", "/mcp"), token: service, preview: true, cpuOf: []*proc{procs["demo-proxy"]}},
 	}
 	var gateways []gatewayProc
 	for i, v := range variants {
@@ -343,7 +351,7 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 			if preview {
 				token = previewer()
 			}
-			return &target{group: group, name: v.prefix + label, kind: kindGateway, url: mcpURL(gwName, path), token: token, proc: p, preview: preview}
+			return &target{group: group, name: v.prefix + label, kind: kindGateway, url: mcpURL(gwName, path), token: token, proc: p, preview: preview, cpuOf: []*proc{p}}
 		}
 		soak := gw(gEcho, "gateway /mcp/demo, embedded policy", name("gw-echo"), gwEcho, "/mcp/demo", false)
 		soak.soak = v.prefix + "gateway (embedded policy) in front of the echo service"
@@ -367,7 +375,8 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 			return nil, nil, err
 		}
 		opaEnv := []string{policies.SidecarTokenHashEnv + "=" + policies.SidecarTokenHash([]byte(policyToken))}
-		if _, err := st.start(ctx, name("opa"), opa, args, opaEnv, "http://"+addr(name("opa"))+"/health", "Authorization", "Bearer "+policyToken); err != nil {
+		opaProc, err := st.start(ctx, name("opa"), opa, args, opaEnv, "http://"+addr(name("opa"))+"/health", "Authorization", "Bearer "+policyToken)
+		if err != nil {
 			return nil, nil, err
 		}
 		remote := []string{"POLICY_MODE=remote", "POLICY_URL=http://" + addr(name("opa")), "TOOLGATE_POLICY_TOKEN_FILE=" + policyTokenFile}
@@ -382,11 +391,15 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 		gateways = append(gateways,
 			gatewayProc{v.prefix + "gateway (OPA sidecar) in front of the echo service", rev, scEcho},
 			gatewayProc{v.prefix + "gateway (OPA sidecar) in front of services/demo", rev, scDemo})
-		targets = append(targets,
+		sidecarRows := []*target{
 			gw(gEcho, "gateway /mcp/demo, OPA sidecar", name("gw-sidecar-echo"), scEcho, "/mcp/demo", false),
 			gw(gEcho, "gateway /mcp, OPA sidecar", name("gw-sidecar-echo"), scEcho, "/mcp", false),
 			gw(gPreview, "gateway /mcp/demo, OPA sidecar", name("gw-sidecar-demo"), scDemo, "/mcp/demo", true),
-		)
+		}
+		for _, t := range sidecarRows {
+			t.cpuOf = append(t.cpuOf, opaProc) // the policy's work is the sidecar's
+		}
+		targets = append(targets, sidecarRows...)
 	}
 	for _, t := range targets {
 		t.tool, t.args = "demo_echo", echoArgs
@@ -457,6 +470,7 @@ func measure(ctx context.Context, cfg Config, hc *http.Client, targets []*target
 			if err != nil {
 				return err
 			}
+			cpu0, cpuErr := cpuTime(t.cpuOf)
 			start := time.Now()
 			for range n {
 				t0 := time.Now()
@@ -466,6 +480,10 @@ func measure(ctx context.Context, cfg Config, hc *http.Client, targets []*target
 				t.lat = append(t.lat, time.Since(t0))
 			}
 			t.seqCPS = append(t.seqCPS, float64(n)/time.Since(start).Seconds())
+			if cpu1, err := cpuTime(t.cpuOf); err == nil && cpuErr == nil {
+				t.cpu += cpu1 - cpu0
+				t.cpuCalls += n
+			}
 			s.close(ctx)
 		}
 		for _, t := range order {

@@ -183,6 +183,43 @@ func (p *proc) rss() (vm, anon, file int64, err error) {
 	return vm, anon, file, nil
 }
 
+// cpu returns the time the process's threads have spent on a CPU
+// (/proc/<pid>/task/*/schedstat, in nanoseconds rather than the 10 ms
+// ticks of /proc/<pid>/stat). A Go program keeps its threads, so a thread
+// that exits early does not hide time from a difference of two readings.
+func (p *proc) cpu() (time.Duration, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", p.cmd.Process.Pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, fmt.Errorf("%s: no schedstat (%v)", p.name, err)
+	}
+	var total time.Duration
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread exited between the two calls
+		}
+		ns, err := strconv.ParseInt(strings.Fields(string(b) + " x")[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %s: %w", p.name, f, err)
+		}
+		total += time.Duration(ns)
+	}
+	return total, nil
+}
+
+// cpuTime is the CPU time of procs together.
+func cpuTime(procs []*proc) (time.Duration, error) {
+	var total time.Duration
+	for _, p := range procs {
+		d, err := p.cpu()
+		if err != nil {
+			return 0, err
+		}
+		total += d
+	}
+	return total, nil
+}
+
 // stack is every process of one run, stopped together.
 type stack struct {
 	dir   string
