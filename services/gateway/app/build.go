@@ -185,6 +185,9 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 		Policy:   engine,
 		Sessions: sessions.New(sessionCfg),
 	}
+	if err = g.Metrics.WatchSessions(sessionFigures(g.Sessions)); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	auditLog := audit.New(o.Audit)
 	if cfg.AuditBatch > 0 {
 		auditLog = audit.NewBuffered(o.Audit, cfg.AuditBatch)
@@ -244,6 +247,17 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	g.Public = mux
 
 	return g, nil
+}
+
+// sessionFigures lets /metrics read the session store at scrape time.
+func sessionFigures(s *sessions.Store) func() metrics.Sessions {
+	return func() metrics.Sessions {
+		st := s.Stats()
+		return metrics.Sessions{
+			Open: st.Open, EvictedPerClient: st.EvictedPerClient, EvictedTotal: st.EvictedTotal,
+			InitializesRefused: st.InitializesRefused,
+		}
+	}
 }
 
 const (

@@ -3,9 +3,11 @@ package app_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -174,4 +176,91 @@ func TestASessionServesOnlyTheClientThatOpenedIt(t *testing.T) {
 	if code := send("openwebui", http.MethodPost, list); code != http.StatusOK {
 		t.Fatalf("the owner lost its session: HTTP %d", code)
 	}
+}
+
+// TestMetricsReportSessions: /metrics shows the sessions held (falling when
+// a client ends one and when idle ones are pruned), the sessions evicted
+// under each cap and the initializes refused with 429, as they happen
+// through the gateway's own handler.
+func TestMetricsReportSessions(t *testing.T) {
+	h := newHarness(t, func(c *app.Config) {
+		c.Sessions = sessions.Config{PerClient: 2, Total: 3, InitializesPerMinute: 1, InitializeBurst: 3}
+	})
+	ids := map[string][]string{}
+	initialize := func(clientName string, want int) func(t *testing.T) {
+		return func(t *testing.T) {
+			h.clock.Advance(time.Second) // a strict order of use
+			rec := h.initialize(clientName)
+			if rec.Code != want {
+				t.Fatalf("initialize of %s: HTTP %d %s", clientName, rec.Code, rec.Body)
+			}
+			if id := rec.Header().Get("Mcp-Session-Id"); id != "" {
+				ids[clientName] = append(ids[clientName], id)
+			}
+		}
+	}
+	steps := []struct {
+		name                            string
+		do                              func(t *testing.T)
+		open, perClient, total, refused int
+	}{
+		{"nothing yet", func(*testing.T) {}, 0, 0, 0, 0},
+		{"two sessions opened", func(t *testing.T) {
+			initialize("openwebui", http.StatusOK)(t)
+			initialize("openwebui", http.StatusOK)(t)
+		}, 2, 0, 0, 0},
+		{"a client over its cap evicts its oldest", initialize("openwebui", http.StatusOK), 2, 1, 0, 0},
+		{"another client's session", initialize("hermes", http.StatusOK), 3, 1, 0, 0},
+		{"a full gateway evicts", initialize("hermes", http.StatusOK), 3, 1, 1, 0},
+		{"an initialize over the rate is refused", initialize("openwebui", http.StatusTooManyRequests), 3, 1, 1, 1},
+		{"a session its client ends", func(t *testing.T) {
+			live := ids["hermes"][len(ids["hermes"])-1]
+			req := httptest.NewRequest(http.MethodDelete, "/mcp", nil)
+			req.Header.Set("Authorization", "Bearer "+h.tokens["hermes"])
+			req.Header.Set("Mcp-Session-Id", live)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+			rec := httptest.NewRecorder()
+			h.gw.Public.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("DELETE: HTTP %d %s", rec.Code, rec.Body)
+			}
+		}, 2, 1, 1, 1},
+		{"idle sessions pruned", func(t *testing.T) {
+			h.clock.Advance(sessions.DefaultIdleTTL + time.Minute)
+			if n := h.gw.Sessions.Prune(); n != 2 {
+				t.Fatalf("pruned %d", n)
+			}
+		}, 0, 1, 1, 1},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			st.do(t)
+			text := scrapeMetrics(t, h)
+			for _, want := range []string{
+				fmt.Sprintf("toolgate_sessions_open %d", st.open),
+				fmt.Sprintf(`toolgate_sessions_evicted_total{cap="per_client"} %d`, st.perClient),
+				fmt.Sprintf(`toolgate_sessions_evicted_total{cap="total"} %d`, st.total),
+				fmt.Sprintf("toolgate_session_initializes_refused_total %d", st.refused),
+			} {
+				if !slices.Contains(strings.Split(text, "\n"), want) {
+					t.Errorf("/metrics lacks %s", want)
+				}
+			}
+		})
+	}
+}
+
+// scrapeMetrics reads the gateway's /metrics over the network.
+func scrapeMetrics(t *testing.T, h *harness) string {
+	t.Helper()
+	res, err := http.Get(h.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: HTTP %d %v", res.StatusCode, err)
+	}
+	return string(b)
 }

@@ -108,6 +108,60 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
+// Sessions are the figures of the MCP session store that /metrics reports.
+type Sessions struct {
+	// Open is the sessions held now.
+	Open int
+	// EvictedPerClient and EvictedTotal count the sessions ended to make
+	// room for a new one, under the per-client cap and under the total.
+	EvictedPerClient, EvictedTotal uint64
+	// InitializesRefused counts the initializes refused by the rate limit.
+	InitializesRefused uint64
+}
+
+// The values of toolgate_sessions_evicted_total's cap label: the cap that
+// made a session give way.
+const (
+	CapPerClient = "per_client"
+	CapTotal     = "total"
+)
+
+// WatchSessions reports the figures read returns, calling it once per
+// scrape, so the session store does no work per request for its metrics.
+// read must be safe for concurrent use. A second call returns an error.
+func (m *Metrics) WatchSessions(read func() Sessions) error {
+	return m.reg.Register(&sessionCollector{
+		read: read,
+		open: prometheus.NewDesc("toolgate_sessions_open",
+			"MCP sessions the gateway holds (clients of the 2025 revisions), those still initializing included.", nil, nil),
+		evicted: prometheus.NewDesc("toolgate_sessions_evicted_total",
+			"MCP sessions ended to make room for a new one, by the cap that was reached (per_client or total).", []string{"cap"}, nil),
+		refused: prometheus.NewDesc("toolgate_session_initializes_refused_total",
+			"MCP initializes refused by the per-client rate limit (answered 429).", nil, nil),
+	})
+}
+
+// sessionCollector reads the session figures at scrape time. Its label
+// values are constants, so its series are exactly four.
+type sessionCollector struct {
+	read                   func() Sessions
+	open, evicted, refused *prometheus.Desc
+}
+
+func (c *sessionCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.open
+	ch <- c.evicted
+	ch <- c.refused
+}
+
+func (c *sessionCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.read()
+	ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(s.Open))
+	ch <- prometheus.MustNewConstMetric(c.evicted, prometheus.CounterValue, float64(s.EvictedPerClient), CapPerClient)
+	ch <- prometheus.MustNewConstMetric(c.evicted, prometheus.CounterValue, float64(s.EvictedTotal), CapTotal)
+	ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(s.InitializesRefused))
+}
+
 // Registry returns the registry, for callers that add their own collectors.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -142,5 +143,79 @@ func TestInstancesAreIndependent(t *testing.T) {
 	a.ObserveCall("sonarr", "list_series", "allow", "ok", time.Millisecond)
 	if strings.Contains(scrape(t, b), "toolgate_calls_total{") {
 		t.Fatal("second instance sees the first one's calls")
+	}
+}
+
+// TestSessionFiguresAreReadAtScrape: the session series show what the
+// store reports at each scrape (one read per scrape), the eviction counter
+// has exactly its two cap series from the start, and the figures can be
+// watched only once.
+func TestSessionFiguresAreReadAtScrape(t *testing.T) {
+	m := New()
+	// Set by the test, read by the scrape's goroutine.
+	var now atomic.Pointer[Sessions]
+	var reads atomic.Int64
+	now.Store(&Sessions{})
+	if err := m.WatchSessions(func() Sessions { reads.Add(1); return *now.Load() }); err != nil {
+		t.Fatal(err)
+	}
+	scrapes := []struct {
+		name  string
+		state Sessions
+		want  []string
+	}{
+		{
+			name: "nothing yet: every series at zero",
+			want: []string{
+				`toolgate_sessions_open 0`,
+				`toolgate_sessions_evicted_total{cap="per_client"} 0`,
+				`toolgate_sessions_evicted_total{cap="total"} 0`,
+				`toolgate_session_initializes_refused_total 0`,
+			},
+		},
+		{
+			name:  "sessions opened, evicted and refused",
+			state: Sessions{Open: 7, EvictedPerClient: 3, EvictedTotal: 2, InitializesRefused: 5},
+			want: []string{
+				`toolgate_sessions_open 7`,
+				`toolgate_sessions_evicted_total{cap="per_client"} 3`,
+				`toolgate_sessions_evicted_total{cap="total"} 2`,
+				`toolgate_session_initializes_refused_total 5`,
+			},
+		},
+		{
+			name:  "sessions closed",
+			state: Sessions{Open: 1, EvictedPerClient: 3, EvictedTotal: 2, InitializesRefused: 5},
+			want:  []string{`toolgate_sessions_open 1`},
+		},
+	}
+	for i, sc := range scrapes {
+		t.Run(sc.name, func(t *testing.T) {
+			now.Store(&sc.state)
+			text := scrape(t, m)
+			if n := reads.Load(); n != int64(i+1) {
+				t.Errorf("%d reads after %d scrapes", n, i+1)
+			}
+			for _, want := range sc.want {
+				if !hasLine(text, want) {
+					t.Errorf("exposition lacks %s", want)
+				}
+			}
+			for _, want := range []string{
+				"# TYPE toolgate_sessions_open gauge",
+				"# TYPE toolgate_sessions_evicted_total counter",
+				"# TYPE toolgate_session_initializes_refused_total counter",
+			} {
+				if !hasLine(text, want) {
+					t.Errorf("exposition lacks %s", want)
+				}
+			}
+			if n := strings.Count(text, "\ntoolgate_sessions_evicted_total{"); n != 2 {
+				t.Errorf("%d eviction series, want 2", n)
+			}
+		})
+	}
+	if err := m.WatchSessions(func() Sessions { return Sessions{} }); err == nil {
+		t.Error("the session figures were registered twice")
 	}
 }

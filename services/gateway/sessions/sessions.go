@@ -15,6 +15,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -92,6 +93,40 @@ type Store struct {
 	// then nothing is kept of them.
 	ended  map[string]time.Time
 	pruned time.Time
+	// Sessions ended to make room under PerClient and under Total
+	// (guarded by mu, which the eviction holds anyway).
+	evictedPerClient, evictedTotal uint64
+
+	// refused counts initializes over the rate; atomic because the
+	// refusal is decided outside mu.
+	refused atomic.Uint64
+}
+
+// Stats are the store's figures for the gateway's metrics.
+type Stats struct {
+	// Open is the sessions held, those whose initialize is still running
+	// included (they count against the caps too).
+	Open int
+	// EvictedPerClient and EvictedTotal count the sessions ended to make
+	// room for a new one under PerClient and under Total; sessions a
+	// client ended, that went idle or whose initialize failed are not
+	// counted.
+	EvictedPerClient, EvictedTotal uint64
+	// InitializesRefused counts the initializes AllowInitialize refused
+	// (the gateway answers each with 429).
+	InitializesRefused uint64
+}
+
+// Stats returns the store's figures at this moment.
+func (s *Store) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Stats{
+		Open:               len(s.byID),
+		EvictedPerClient:   s.evictedPerClient,
+		EvictedTotal:       s.evictedTotal,
+		InitializesRefused: s.refused.Load(),
+	}
 }
 
 // New returns an empty store; zero settings take the defaults.
@@ -125,7 +160,7 @@ func (s *Store) Config() Config { return s.cfg }
 
 // AllowInitialize takes one initialize from name's budget. When the budget
 // is spent it returns false and how long until the next one is allowed;
-// nothing is taken then.
+// nothing is taken then. Each refusal is counted (Stats).
 func (s *Store) AllowInitialize(name string) (bool, time.Duration) {
 	now := s.cfg.Now()
 	s.mu.Lock()
@@ -133,10 +168,12 @@ func (s *Store) AllowInitialize(name string) (bool, time.Duration) {
 	s.mu.Unlock()
 	r := c.limiter.ReserveN(now, 1)
 	if !r.OK() {
+		s.refused.Add(1)
 		return false, time.Minute
 	}
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
+		s.refused.Add(1)
 		return false, d
 	}
 	return true, 0
@@ -258,6 +295,7 @@ func (s *Store) Opened(id string, ok bool) {
 				break // the rest are still opening
 			}
 			dropped = append(dropped, s.removeLocked(victim))
+			s.evictedPerClient++
 		}
 		for len(s.byID) > s.cfg.Total {
 			// The client holding the most gives way, so a flood from one
@@ -273,6 +311,7 @@ func (s *Store) Opened(id string, ok bool) {
 				break
 			}
 			dropped = append(dropped, s.removeLocked(victim))
+			s.evictedTotal++
 		}
 	}
 	s.mu.Unlock()

@@ -304,3 +304,140 @@ func TestDirectOnlyWhileMCPGoCountsTheSession(t *testing.T) {
 		t.Errorf("%d live after all ended", s.Count())
 	}
 }
+
+// TestStatsCountOpenEvictedAndRefused: Stats counts the sessions held
+// (dropping as they end for any reason), only the sessions ended to make
+// room as evicted, by the cap that made room, and every initialize the
+// rate limit refused.
+func TestStatsCountOpenEvictedAndRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  sessions.Config
+		run  func(t *testing.T, s *sessions.Store, r server.SessionIdManagerResolver, clock *fakeclock.Clock)
+		want sessions.Stats
+	}{
+		{
+			name: "opened sessions are open",
+			run: func(t *testing.T, s *sessions.Store, r server.SessionIdManagerResolver, _ *fakeclock.Clock) {
+				open(t, s, r, "a")
+				open(t, s, r, "a")
+				open(t, s, r, "b")
+			},
+			want: sessions.Stats{Open: 3},
+		},
+		{
+			name: "a session still initializing is open",
+			run: func(t *testing.T, _ *sessions.Store, r server.SessionIdManagerResolver, _ *fakeclock.Clock) {
+				if m, _ := opening(t, r, "a"); m.Generate() == "" {
+					t.Fatal("no session opened")
+				}
+			},
+			want: sessions.Stats{Open: 1},
+		},
+		{
+			name: "a session its client ended is no longer open",
+			run: func(t *testing.T, s *sessions.Store, r server.SessionIdManagerResolver, _ *fakeclock.Clock) {
+				id := open(t, s, r, "a")
+				open(t, s, r, "a")
+				if _, err := managerFor(t, r, "a").Terminate(id); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: sessions.Stats{Open: 1},
+		},
+		{
+			name: "a session mcp-go's idle sweeper ended is no longer open",
+			run: func(t *testing.T, s *sessions.Store, r server.SessionIdManagerResolver, _ *fakeclock.Clock) {
+				if _, err := r.ResolveSessionIdManager(nil).Terminate(open(t, s, r, "a")); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: sessions.Stats{},
+		},
+		{
+			name: "an idle session pruned is no longer open and not evicted",
+			cfg:  sessions.Config{IdleTTL: time.Minute},
+			run: func(t *testing.T, s *sessions.Store, r server.SessionIdManagerResolver, clock *fakeclock.Clock) {
+				open(t, s, r, "a")
+				clock.Advance(2 * time.Minute)
+				open(t, s, r, "a")
+				if n := s.Prune(); n != 1 {
+					t.Fatalf("pruned %d", n)
+				}
+			},
+			want: sessions.Stats{Open: 1},
+		},
+		{
+			name: "a failed initialize is neither open nor evicted",
+			run: func(t *testing.T, s *sessions.Store, r server.SessionIdManagerResolver, _ *fakeclock.Clock) {
+				m, o := opening(t, r, "a")
+				m.Generate()
+				s.Opened(o.ID, false)
+			},
+			want: sessions.Stats{},
+		},
+		{
+			name: "a client over its cap evicts its own session",
+			cfg:  sessions.Config{PerClient: 2},
+			run: func(t *testing.T, s *sessions.Store, r server.SessionIdManagerResolver, clock *fakeclock.Clock) {
+				for range 5 {
+					open(t, s, r, "a")
+					clock.Advance(time.Second)
+				}
+			},
+			want: sessions.Stats{Open: 2, EvictedPerClient: 3},
+		},
+		{
+			name: "a full gateway evicts a session",
+			cfg:  sessions.Config{PerClient: 10, Total: 3},
+			run: func(t *testing.T, s *sessions.Store, r server.SessionIdManagerResolver, clock *fakeclock.Clock) {
+				for _, c := range []string{"a", "a", "b", "b"} {
+					open(t, s, r, c)
+					clock.Advance(time.Second)
+				}
+			},
+			want: sessions.Stats{Open: 3, EvictedTotal: 1},
+		},
+		{
+			name: "initializes over the rate are refused and counted",
+			cfg:  sessions.Config{InitializesPerMinute: 1, InitializeBurst: 2},
+			run: func(t *testing.T, s *sessions.Store, _ server.SessionIdManagerResolver, _ *fakeclock.Clock) {
+				for range 5 {
+					s.AllowInitialize("a")
+				}
+				if ok, _ := s.AllowInitialize("b"); !ok {
+					t.Fatal("another client was refused")
+				}
+			},
+			want: sessions.Stats{InitializesRefused: 3},
+		},
+		{
+			name: "initializes within the rate are not refused",
+			run: func(t *testing.T, s *sessions.Store, _ server.SessionIdManagerResolver, _ *fakeclock.Clock) {
+				for range sessions.DefaultInitializeBurst {
+					if ok, _ := s.AllowInitialize("a"); !ok {
+						t.Fatal("refused within the burst")
+					}
+				}
+			},
+			want: sessions.Stats{},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := fakeclock.New(time.Unix(1_800_000_000, 0))
+			cfg := tc.cfg
+			cfg.Now = clock.Now
+			s := sessions.New(cfg)
+			var c closed
+			r := s.Resolver("demo", c.close)
+			if got := s.Stats(); got != (sessions.Stats{}) {
+				t.Fatalf("a new store: %+v", got)
+			}
+			tc.run(t, s, r, clock)
+			if got := s.Stats(); got != tc.want {
+				t.Fatalf("Stats() = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
