@@ -59,6 +59,9 @@ func TestQuickRunMeasuresEveryRow(t *testing.T) {
 				t.Errorf("%s / %s: %+v", g.Title, row.Name, row)
 			}
 			preview := strings.Contains(g.Title, "preview")
+			if preview != (row.FirstMax > 0) || row.FirstMax < row.FirstP50 {
+				t.Errorf("%s / %s: a new client's first previews %v, %v (measured for previews only)", g.Title, row.Name, row.FirstP50, row.FirstMax)
+			}
 			if preview != (row.Par == 0) {
 				t.Errorf("%s / %s: throughput %v (previews run no throughput phase, reads do)", g.Title, row.Name, row.Par)
 			}
@@ -86,7 +89,7 @@ func TestQuickRunMeasuresEveryRow(t *testing.T) {
 	}
 	md := rep.Markdown()
 	for _, want := range []string{"| bare reverse proxy |", "| gateway /mcp/demo, embedded policy |", "| before: gateway /mcp/demo, embedded policy |",
-		"added p50 over proxy", "CPU over the proxy's", "Gateway memory", "before: gateway built from", "load average"} {
+		"added p50 over proxy", "CPU over the proxy's", "A new client's first 20 previews", "Gateway memory", "before: gateway built from", "load average"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

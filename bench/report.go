@@ -37,6 +37,9 @@ type Row struct {
 	// clients at once; 0 when not measured.
 	Seq float64
 	Par float64
+	// FirstP50 and FirstMax are of a new client's first previews (the
+	// warm-up before the timed ones); 0 for reads.
+	FirstP50, FirstMax time.Duration
 	// CPU is the CPU time per sequential call of the row's own processes
 	// (the service; the proxy; the gateway, with its OPA sidecar); 0 when
 	// not measured.
@@ -73,6 +76,10 @@ func (r *Report) collect(targets []*target) {
 			P50: percentile(t.lat, 0.50), P99: percentile(t.lat, 0.99),
 			Seq: median(t.seqCPS), Par: median(t.parCPS),
 		})
+		if len(t.first) > 0 {
+			row := &r.Groups[i].Rows[len(r.Groups[i].Rows)-1]
+			row.FirstP50, row.FirstMax = percentile(t.first, 0.5), slices.Max(t.first)
+		}
 		if t.cpuCalls > 0 {
 			r.Groups[i].Rows[len(r.Groups[i].Rows)-1].CPU = t.cpu / time.Duration(t.cpuCalls)
 		}
@@ -157,6 +164,15 @@ func (r *Report) Markdown() string {
 			}
 		}
 		b.WriteString("\n")
+		var first []string
+		for _, row := range g.Rows {
+			if row.FirstMax > 0 {
+				first = append(first, fmt.Sprintf("%s: p50 %s, slowest %s", row.Name, ms(row.FirstP50), ms(row.FirstMax)))
+			}
+		}
+		if len(first) > 0 {
+			fmt.Fprintf(&b, "A new client's first %d previews in each round (untimed above): %s.\n\n", warmPreviews, strings.Join(first, "; "))
+		}
 	}
 	if len(r.RSS) > 0 {
 		b.WriteString("### Gateway memory (VmRSS = anonymous + file pages, the binary's mapped code and data)\n\n| when | RSS | anonymous | file |\n|---|---|---|---|\n")
