@@ -134,6 +134,9 @@ func (b *Backend) post(ctx context.Context, tool string, args json.RawMessage) (
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" && resp.StatusCode == http.StatusOK {
 		raw = eventWithID(raw, id)
 	}
+	if result, ok := plainResponse(raw, id); ok {
+		return bytes.Clone(result), nil // raw is a pooled buffer
+	}
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Result json.RawMessage `json:"result"`
@@ -160,6 +163,32 @@ func (b *Backend) post(ctx context.Context, tool string, args json.RawMessage) (
 		return nil, toolerr.New(toolerr.UpstreamUnavailable, "service %s returned no result", b.cfg.Name)
 	}
 	return msg.Result, nil
+}
+
+// plainResponse reads the answer to request id when it is laid out as
+// mcp-go and the toolkit write it, {"jsonrpc":"2.0","id":<id>,"result":{…}},
+// with one validity check of the result instead of a decode of the whole
+// message (which encoding/json scans twice and copies). The result being
+// one valid JSON value between that prefix and the closing brace makes
+// the message valid, and it is exactly what the decode would return.
+// Anything else (another order, spaces, an error, another id) is for the
+// decode.
+func plainResponse(raw []byte, id int64) (json.RawMessage, bool) {
+	var prefix [64]byte
+	p := append(prefix[:0], `{"jsonrpc":"2.0","id":`...)
+	p = strconv.AppendInt(p, id, 10)
+	p = append(p, `,"result":`...)
+	raw = bytes.TrimRight(raw, " \t\r\n")
+	if !bytes.HasPrefix(raw, p) || len(raw) < len(p)+3 || raw[len(raw)-1] != '}' {
+		return nil, false
+	}
+	result := raw[len(p) : len(raw)-1]
+	// Starting with { and ending with }, a valid text is one object with
+	// no space around it: the bytes the decode would return.
+	if result[0] != '{' || result[len(result)-1] != '}' || !json.Valid(result) {
+		return nil, false
+	}
+	return result, true
 }
 
 // Response buffers are reused: what post returns (msg.Result) is a copy

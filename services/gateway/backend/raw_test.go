@@ -318,3 +318,148 @@ func TestCallRawResultsShareNoBytes(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// capture keeps the body of every response it carries.
+type capture struct {
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func (c *capture) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	c.mu.Lock()
+	c.bodies = append(c.bodies, b)
+	c.mu.Unlock()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return resp, err
+}
+
+// TestServicesAnswerInThePlainLayout: what a toolkit service (mcp-go)
+// answers to a tools/call is read without a decode.
+func TestServicesAnswerInThePlainLayout(t *testing.T) {
+	srv := realService(t)
+	c := &capture{}
+	b := newBackend(t, srv.URL+"/mcp", func(cfg *Config) { cfg.HTTPClient = &http.Client{Transport: c} })
+	raw, err := b.CallRaw(t.Context(), "demo_args", json.RawMessage(`{"text":"x"}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	last := c.bodies[len(c.bodies)-1]
+	c.mu.Unlock()
+	got, ok := plainResponse(last, b.nextID.Load())
+	if !ok || string(got) != string(raw) {
+		t.Fatalf("not read in the plain layout: %s", last)
+	}
+}
+
+// TestPlainResponseIsTheDecode: plainResponse takes only messages whose
+// decode gives the same result, and leaves the others to it.
+func TestPlainResponseIsTheDecode(t *testing.T) {
+	const res = `{"content":[{"type":"text","text":"}\"{"}],"structuredContent":{"a":[1,{"b":"}"}]}}`
+	cases := []struct {
+		name, msg string
+		plain     bool
+	}{
+		{"as mcp-go writes it", `{"jsonrpc":"2.0","id":7,"result":` + res + `}`, true},
+		{"a trailing newline", `{"jsonrpc":"2.0","id":7,"result":` + res + "}\n", true},
+		{"another id", `{"jsonrpc":"2.0","id":70,"result":` + res + `}`, false},
+		{"an id that starts the same", `{"jsonrpc":"2.0","id":7` + `0,"result":` + res + `}`, false},
+		{"a member after the result", `{"jsonrpc":"2.0","id":7,"result":` + res + `,"error":{"code":1,"message":"x"}}`, false},
+		{"a second result", `{"jsonrpc":"2.0","id":7,"result":{"a":1},"result":{"b":2}}`, false},
+		{"invalid result", `{"jsonrpc":"2.0","id":7,"result":{"a":}}`, false},
+		{"result not an object", `{"jsonrpc":"2.0","id":7,"result":"x"}`, false},
+		{"space before the result", `{"jsonrpc":"2.0","id":7,"result": ` + res + `}`, false},
+		{"space after the result", `{"jsonrpc":"2.0","id":7,"result":` + res + ` }`, false},
+		{"other field order", `{"id":7,"jsonrpc":"2.0","result":` + res + `}`, false},
+		{"cut short", `{"jsonrpc":"2.0","id":7,"result":{"a":1}`, false},
+		{"empty result", `{"jsonrpc":"2.0","id":7,"result":}`, false},
+		{"nothing after the prefix", `{"jsonrpc":"2.0","id":7,"result":`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := plainResponse([]byte(tc.msg), 7)
+			if ok != tc.plain {
+				t.Fatalf("plain: %v, want %v", ok, tc.plain)
+			}
+			if !ok {
+				return
+			}
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Result json.RawMessage `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(tc.msg), &msg); err != nil || string(msg.ID) != "7" || string(msg.Result) != string(got) {
+				t.Fatalf("plain read %s; the decode %s, %s, %v", got, msg.ID, msg.Result, err)
+			}
+		})
+	}
+}
+
+// FuzzPlainResponse: whatever plainResponse takes decodes to the same
+// result, with id 7, as a valid message.
+func FuzzPlainResponse(f *testing.F) {
+	f.Add([]byte(`{"a":1}`))
+	f.Add([]byte(`{"a":1},"error":{}`))
+	f.Add([]byte(`{"a":"}"}}`))
+	f.Fuzz(func(t *testing.T, result []byte) {
+		msg := append([]byte(`{"jsonrpc":"2.0","id":7,"result":`), result...)
+		msg = append(msg, '}')
+		got, ok := plainResponse(msg, 7)
+		if !ok {
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(msg, &m); err != nil || string(m.ID) != "7" || string(m.Result) != string(got) {
+			t.Fatalf("plain read %q; the decode %s, %q, %v", got, m.ID, m.Result, err)
+		}
+	})
+}
+
+// BenchmarkReadResponse: the answer to a tools/call taken apart by the
+// decode and by plainResponse (with the copy post makes).
+func BenchmarkReadResponse(b *testing.B) {
+	for _, n := range []int{1, 500} {
+		items := make([]map[string]any, n)
+		for i := range items {
+			items[i] = map[string]any{"id": i, "title": fmt.Sprintf("Series <%d> & friends", i), "monitored": i%2 == 0}
+		}
+		res, _ := toolkit.Success(map[string]any{"items": items}, 0)
+		result, _ := json.Marshal(res)
+		msg := []byte(`{"jsonrpc":"2.0","id":7,"result":` + string(result) + "}\n")
+		b.Run(fmt.Sprintf("decode/%dB", len(msg)), func(b *testing.B) {
+			b.SetBytes(int64(len(msg)))
+			for b.Loop() {
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Result json.RawMessage `json:"result"`
+					Error  *struct {
+						Code    int    `json:"code"`
+						Message string `json:"message"`
+					} `json:"error"`
+				}
+				if json.Unmarshal(msg, &m) != nil {
+					b.Fatal("decode")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("plain/%dB", len(msg)), func(b *testing.B) {
+			b.SetBytes(int64(len(msg)))
+			for b.Loop() {
+				r, ok := plainResponse(msg, 7)
+				if !ok {
+					b.Fatal("not plain")
+				}
+				_ = bytes.Clone(r)
+			}
+		})
+	}
+}
