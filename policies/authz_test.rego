@@ -246,14 +246,42 @@ test_facts_lock_needs_a_person if {
 	authz.decision.approval == "human" with input as facts_call("ha_HassTurnOn", ha_facts(["alarm_control_panel", "light"], []))
 }
 
-test_facts_garage_and_gate_covers_need_a_person if {
-	every class in ["cover.garage", "cover.gate"] {
+test_facts_garage_gate_and_door_covers_need_a_person if {
+	every class in ["cover.garage", "cover.gate", "cover.door"] {
 		r := sprintf("the write would operate a %s, which needs a person's approval", [class])
 		authz.decision == confirm("human", r) with input as facts_call("ha_HassTurnOn", ha_facts(["cover"], [class]))
 	}
 
 	# Blinds are covers too, but not a way into the house.
 	authz.decision == confirm("model", "write needs confirmation") with input as facts_call("ha_HassTurnOn", ha_facts(["cover"], ["cover.blind"]))
+}
+
+# A camera (turned off, it records nothing), a siren, a valve (a water
+# main) and a door cover need a person as a lock does, whichever write
+# reaches them: the low-risk intents, a relayed service call, a script.
+test_facts_cameras_sirens_valves_and_doors_need_a_person if {
+	cases := [
+		{"tool": "ha_HassTurnOff", "facts": ha_facts(["camera"], []), "reason": "the write would operate a camera, which needs a person's approval"},
+		{"tool": "ha_HassTurnOn", "facts": ha_facts(["camera", "light"], []), "reason": "the write would operate a camera, which needs a person's approval"},
+		{"tool": "ha_call_service", "facts": object.union(ha_facts(["camera"], []), {"kind": "service"}), "reason": "the write would operate a camera, which needs a person's approval"},
+		{"tool": "ha_HassTurnOn", "facts": ha_facts(["siren"], []), "reason": "the write would operate a siren, which needs a person's approval"},
+		{"tool": "ha_HassTurnOff", "facts": ha_facts(["valve"], ["valve.water"]), "reason": "the write would operate a valve, which needs a person's approval"},
+		{"tool": "ha_HassSetPosition", "facts": ha_facts(["valve"], []), "reason": "the write would operate a valve, which needs a person's approval"},
+		{"tool": "ha_HassTurnOn", "facts": ha_facts(["cover"], ["cover.door"]), "reason": "the write would operate a cover.door, which needs a person's approval"},
+		{"tool": "ha_good_night", "facts": {"kind": "script", "domains": ["camera", "script"], "device_classes": [], "unresolved": false, "opaque": true}, "reason": "the write would operate a camera, which needs a person's approval"},
+	]
+	every c in cases {
+		authz.decision == confirm("human", c.reason) with input as facts_call(c.tool, c.facts)
+	}
+
+	# Several of them: one reason each.
+	r := "the write would operate a camera, which needs a person's approval; the write would operate a cover.door, which needs a person's approval; the write would operate a siren, which needs a person's approval"
+	authz.decision == confirm("human", r) with input as facts_call("ha_HassTurnOff", ha_facts(["camera", "cover", "siren"], ["cover.door"]))
+
+	# Other covers are not a way in.
+	every class in ["cover.blind", "cover.window", "cover.shade"] {
+		authz.decision == confirm("model", "write needs confirmation") with input as facts_call("ha_HassTurnOn", ha_facts(["cover"], [class]))
+	}
 }
 
 test_facts_unresolved_needs_a_person if {

@@ -61,6 +61,17 @@ func startStackNotifying(t *testing.T, writes bool, notifyService string) *stack
 	o := fakehass.DemoHome(fakehass.Options{Token: gwToken, ConfigDir: dir})
 	// A careless or hostile HA echoes the token in an attribute.
 	o.Entities[0].Attributes["note"] = "token " + gwToken
+	// Outside: what a person must approve besides locks and garage doors.
+	o.Areas = append(o.Areas, fakehass.Area{ID: "outside", Name: "Outside", Floor: "ground_floor"})
+	o.Entities = append(o.Entities,
+		fakehass.Entity{ID: "camera.driveway", Name: "Driveway Camera", State: "recording", Area: "outside", Exposed: true,
+			Attributes: map[string]any{"motion_detection": true}},
+		fakehass.Entity{ID: "siren.outdoor_siren", Name: "Outdoor Siren", State: "off", Area: "outside", Exposed: true},
+		fakehass.Entity{ID: "valve.water_main", Name: "Water Main", State: "open", Area: "outside", Exposed: true,
+			Attributes: map[string]any{"device_class": "water", "supported_features": 3}},
+		fakehass.Entity{ID: "cover.patio_door", Name: "Patio Door", State: "closed", Area: "outside", Exposed: true,
+			Attributes: map[string]any{"device_class": "door", "supported_features": 3}},
+	)
 	st := &stack{fake: fakehass.New(o)}
 	srv := httptest.NewServer(st.fake.Handler())
 	t.Cleanup(srv.Close)
@@ -165,9 +176,10 @@ func TestRelayThroughTheGatewayWithBothClients(t *testing.T) {
 	st.g.NoLeaks(t, []string{gwToken}, map[string]string{"go-sdk wire": sdkWire.String()})
 }
 
-// A lock, an alarm panel, a garage door or a script that locks the door
-// is never operated without a person's approval, however the call
-// addresses it. Until a person approves, a confirm changes nothing.
+// A lock, an alarm panel, a garage door, a camera, a siren, a valve (the
+// water main), a door cover or a script that locks the door is never
+// operated without a person's approval, however the call addresses it.
+// Until a person approves, a confirm changes nothing.
 func TestALockNeedsAPersonHoweverItIsAddressed(t *testing.T) {
 	st := startStack(t, true)
 	cases := []struct {
@@ -185,6 +197,13 @@ func TestALockNeedsAPersonHoweverItIsAddressed(t *testing.T) {
 		{"garage door by device class", "ha_HassTurnOn", map[string]any{"area": "Garage", "device_class": []any{"garage"}}, "cover.garage_door", "cover.garage"},
 		{"garage door with its light", "ha_HassTurnOn", map[string]any{"area": "Garage"}, "cover.garage_door", "cover.garage"},
 		{"script that locks the door", "ha_good_night", map[string]any{}, "lock.front_door", "would operate a lock"},
+		{"camera by name", "ha_HassTurnOff", map[string]any{"name": "Driveway Camera"}, "camera.driveway", "would operate a camera"},
+		{"camera by area and domain", "ha_HassTurnOff", map[string]any{"area": "outside", "domain": []any{"camera"}}, "camera.driveway", "would operate a camera"},
+		{"everything outside", "ha_HassTurnOff", map[string]any{"area": "Outside"}, "camera.driveway", "would operate a camera"},
+		{"siren by name", "ha_HassTurnOn", map[string]any{"name": "Outdoor Siren"}, "siren.outdoor_siren", "would operate a siren"},
+		{"water main by name", "ha_HassTurnOff", map[string]any{"name": "Water Main"}, "valve.water_main", "would operate a valve"},
+		{"water main by position", "ha_HassSetPosition", map[string]any{"name": "Water Main", "position": 0}, "valve.water_main", "would operate a valve"},
+		{"door cover by device class", "ha_HassTurnOff", map[string]any{"device_class": []any{"door"}}, "cover.patio_door", "cover.door"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

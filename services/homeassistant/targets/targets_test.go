@@ -159,6 +159,10 @@ func TestConfigTargets(t *testing.T) {
 			nil, nil, true, false},
 		{"generic service at entities", map[string]any{"action": []any{map[string]any{"service": "homeassistant.turn_on", "target": map[string]any{"entity_id": "cover.garage_door"}}}},
 			[]string{"cover"}, []string{"cover.garage"}, false, false},
+		{"a camera's own service, without a target", map[string]any{"action": []any{map[string]any{"action": "camera.disable_motion_detection"}}},
+			[]string{"camera"}, nil, false, false},
+		{"a generic service at a camera and a siren not in HA", map[string]any{"action": []any{map[string]any{"service": "homeassistant.turn_off", "target": map[string]any{"entity_id": []any{"camera.porch", "siren.hall"}}}}},
+			[]string{"camera", "siren"}, nil, false, false},
 		{"entity not in HA yet", map[string]any{"action": []any{map[string]any{"service": "switch.turn_on", "entity_id": "lock.new_one"}}},
 			[]string{"lock", "switch"}, nil, false, false},
 	}
