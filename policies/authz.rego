@@ -253,7 +253,9 @@ read_only_groups contains group if {
 # --- restricted tools ---------------------------------------------------
 
 # Some tools show personal data (who watched what, from which address:
-# Tuliprox's active streams and stream history). tools.restricted lists
+# Tuliprox's active streams and stream history; pictures of the house and
+# the people in it: Frigate's latest frame and event snapshots, where the
+# events' metadata stays open). tools.restricted lists
 # them with the groups, and the end-user roles, granted them; anyone else
 # is denied, reads included, and does not see them in tools/list.
 restricted if cfg.tools.restricted[input.tool]

@@ -616,6 +616,52 @@ test_tuliprox_writes_need_confirmation if {
 	}
 }
 
+# --- camera pictures (Frigate) -----------------------------------------
+
+frigate_pictures := ["frigate_get_latest_frame", "frigate_get_event_snapshot"]
+
+frigate_read(tool, patch) := object.union(with_patch({"service": "frigate", "tool": tool}), patch)
+
+# Pictures of the house are for the admins group, and for a verified end
+# user only with the admin role; everyone else is denied and does not see
+# them listed. Reads of events and cameras stay open to users.
+test_camera_pictures_only_for_admins if {
+	cases := [
+		{"patch": {}, "decision": "deny"},
+		{"patch": {"action": "list"}, "decision": "deny"},
+		{"patch": {"client": {"groups": ["readonly"]}}, "decision": "deny"},
+		{"patch": {"client": {"groups": ["admins"]}, "user_role": "user"}, "decision": "deny"},
+		{"patch": {"client": {"groups": ["admins"]}}, "decision": "allow"},
+		{"patch": {"client": {"groups": ["users", "admins"]}}, "decision": "allow"},
+		{"patch": {"client": {"groups": ["admins"]}, "user_role": "admin"}, "decision": "allow"},
+		{"patch": {"client": {"groups": ["admins"]}, "action": "list"}, "decision": "allow"},
+	]
+	every tool in frigate_pictures {
+		every c in cases {
+			authz.decision.decision == c.decision with input as frigate_read(tool, c.patch)
+		}
+		authz.decision == deny(sprintf("tool %q shows personal data and is restricted to groups admins", [tool])) with input as frigate_read(tool, {})
+	}
+	every tool in ["frigate_list_events", "frigate_get_event", "frigate_search_events", "frigate_list_cameras", "frigate_get_system_status", "frigate_get_capabilities"] {
+		authz.decision == allow("read allowed") with input as frigate_read(tool, {})
+		authz.decision == allow("read allowed") with input as frigate_read(tool, {"client": {"groups": ["admins"]}, "user_role": "user"})
+	}
+}
+
+# The documented way to let users see pictures: one line per tool in
+# tools.json granting group users and role user too.
+test_camera_pictures_opened_to_users_by_data if {
+	opened := {"groups": ["admins", "users"], "user_roles": ["admin", "user"]}
+	authz.decision == allow("read allowed") with input as frigate_read("frigate_get_latest_frame", {})
+		with data.data.toolgate.tools.restricted.frigate_get_latest_frame as opened
+	authz.decision == allow("read allowed") with input as frigate_read("frigate_get_latest_frame", {"client": {"groups": ["admins"]}, "user_role": "user"})
+		with data.data.toolgate.tools.restricted.frigate_get_latest_frame as opened
+
+	# The other picture tool keeps its own line.
+	authz.decision.decision == "deny" with input as frigate_read("frigate_get_event_snapshot", {})
+		with data.data.toolgate.tools.restricted.frigate_get_latest_frame as opened
+}
+
 # --- Home Assistant's YAML ----------------------------------------------
 
 # Every change of automations, scripts or scenes needs a person: an

@@ -44,6 +44,10 @@ var wantTools = []string{
 	"frigate_get_system_status", "frigate_list_cameras", "frigate_list_events", "frigate_search_events",
 }
 
+// pictureTools show camera pictures; the shipped policy gives them to
+// group admins only (policies/data/toolgate/tools.json, tools.restricted).
+var pictureTools = []string{"frigate_get_event_snapshot", "frigate_get_latest_frame"}
+
 // mcpUser is one MCP client library talking to the gateway.
 type mcpUser interface {
 	// tools returns each tool's name and whether it is read-only and not
@@ -52,6 +56,10 @@ type mcpUser interface {
 	// call returns the structured (or text) content as an object, whether
 	// the call failed, and the image contents as raw bytes by MIME type.
 	call(t *testing.T, name string, args map[string]any) (map[string]any, bool, map[string][]byte)
+	// refused calls a tool the caller may not use and reports whether the
+	// call failed (a protocol error or an error result) and carried no
+	// picture.
+	refused(t *testing.T, name string, args map[string]any) bool
 }
 
 type mcpgoUser struct{ c *mcpclient.Client }
@@ -97,6 +105,22 @@ func (u mcpgoUser) call(t *testing.T, name string, args map[string]any) (map[str
 	return object(t, name, res.StructuredContent, text), res.IsError, images
 }
 
+func (u mcpgoUser) refused(t *testing.T, name string, args map[string]any) bool {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = name, args
+	res, err := u.c.CallTool(t.Context(), req)
+	if err != nil {
+		return true
+	}
+	for _, c := range res.Content {
+		if _, ok := c.(mcp.ImageContent); ok {
+			return false
+		}
+	}
+	return res.IsError
+}
+
 type sdkUser struct{ s *sdk.ClientSession }
 
 func (u sdkUser) tools(t *testing.T) map[string]bool {
@@ -134,6 +158,20 @@ func (u sdkUser) call(t *testing.T, name string, args map[string]any) (map[strin
 	return object(t, name, res.StructuredContent, text), res.IsError, images
 }
 
+func (u sdkUser) refused(t *testing.T, name string, args map[string]any) bool {
+	t.Helper()
+	res, err := u.s.CallTool(t.Context(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return true
+	}
+	for _, c := range res.Content {
+		if _, ok := c.(*sdk.ImageContent); ok {
+			return false
+		}
+	}
+	return res.IsError
+}
+
 // object returns structured content as a JSON object, falling back to the
 // first text content as the toolkit mirrors it there.
 func object(t *testing.T, name string, structured any, text string) map[string]any {
@@ -154,7 +192,9 @@ func object(t *testing.T, name string, structured any, text string) map[string]a
 
 // TestThroughTheGateway runs the frigate tools behind a real gateway (with
 // its embedded policy) against the fake Frigate, in managed-session and
-// bearer mode, and drives them with both mcp-go and the official SDK.
+// bearer mode, and drives them with both mcp-go and the official SDK, as a
+// client of group users (events, no pictures) and of group admins
+// (pictures too).
 func TestThroughTheGateway(t *testing.T) {
 	events := fakefrigate.DemoEvents(gwNow)
 	var snapEvent fakefrigate.Event
@@ -204,9 +244,13 @@ func TestThroughTheGateway(t *testing.T) {
 			users := []struct {
 				name string
 				u    mcpUser
+				// pictures: the client's groups are granted the picture tools.
+				pictures bool
 			}{
-				{"mcp-go", mcpgoUser{c: g.Client("openwebui", "ann@example.org")}},
-				{"go-sdk", sdkUser{s: g.SDKClientAt("openwebui", "/mcp", sdkWire)}},
+				{"mcp-go users", mcpgoUser{c: g.Client("openwebui", "ann@example.org")}, false},
+				{"go-sdk users", sdkUser{s: g.SDKClientAt("openwebui", "/mcp", sdkWire)}, false},
+				{"mcp-go admins", mcpgoUser{c: g.Client("admin", "ann@example.org")}, true},
+				{"go-sdk admins", sdkUser{s: g.SDKClientAt("admin", "/mcp", sdkWire)}, true},
 			}
 			for _, user := range users {
 				t.Run(user.name, func(t *testing.T) {
@@ -220,10 +264,29 @@ func TestThroughTheGateway(t *testing.T) {
 							}
 						}
 						slices.Sort(names)
-						if !slices.Equal(names, wantTools) {
-							t.Fatalf("tools = %v, want %v", names, wantTools)
+						want := wantTools
+						if !user.pictures {
+							want = slices.DeleteFunc(slices.Clone(wantTools), func(n string) bool { return slices.Contains(pictureTools, n) })
+						}
+						if !slices.Equal(names, want) {
+							t.Fatalf("tools = %v, want %v", names, want)
 						}
 					})
+
+					if !user.pictures {
+						t.Run("camera pictures are refused before Frigate is asked", func(t *testing.T) {
+							before := len(fake.Requests())
+							if !user.u.refused(t, "frigate_get_latest_frame", map[string]any{"camera": "front_door"}) {
+								t.Error("a users client got the latest frame")
+							}
+							if !user.u.refused(t, "frigate_get_event_snapshot", map[string]any{"eventId": snapEvent.ID}) {
+								t.Error("a users client got an event snapshot")
+							}
+							if after := fake.Requests()[before:]; len(after) != 0 {
+								t.Errorf("refused picture calls reached Frigate: %v", after)
+							}
+						})
+					}
 
 					t.Run("list events", func(t *testing.T) {
 						out, isErr, _ := user.u.call(t, "frigate_list_events", map[string]any{
@@ -244,6 +307,9 @@ func TestThroughTheGateway(t *testing.T) {
 					})
 
 					t.Run("event snapshot arrives as a bounded JPEG", func(t *testing.T) {
+						if !user.pictures {
+							t.Skip("pictures are for admins")
+						}
 						out, isErr, images := user.u.call(t, "frigate_get_event_snapshot", map[string]any{"eventId": snapEvent.ID, "height": 1080})
 						if isErr {
 							t.Fatalf("snapshot: %v", out)
@@ -279,6 +345,9 @@ func TestThroughTheGateway(t *testing.T) {
 								return map[string]any{"after": float64(gwNow.Add(-time.Hour).Unix()), "before": float64(gwNow.Unix()), "cameras": []any{c}}
 							}},
 						} {
+							if !user.pictures && slices.Contains(pictureTools, tc.tool) {
+								continue
+							}
 							existing, errA, _ := user.u.call(t, tc.tool, tc.args("backyard"))
 							missing, errB, _ := user.u.call(t, tc.tool, tc.args("attic"))
 							if !errA || !errB || gatewaytest.ErrorCode(existing) != "forbidden" {

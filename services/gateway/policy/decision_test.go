@@ -169,6 +169,15 @@ var decisionTable = []decisionCase{
 	allowed("a service without a facts contract", with(write("demo_note_touch"), func(in *Input) { in.Service, in.Preview = "demo", &Preview{} }), "low-risk"),
 	allowed("facts do not touch reads", with(read(), func(in *Input) { in.Preview = &Preview{Facts: haFacts([]any{"lock"}, nil)} }), "read allowed"),
 
+	// restricted tools: camera pictures only for admins
+	denied("a camera picture for users", with(read(), func(in *Input) { in.Service, in.Tool = "frigate", "frigate_get_latest_frame" }), `"frigate_get_latest_frame" shows personal data`),
+	denied("a camera picture hidden from users", with(read(), func(in *Input) {
+		in.Action, in.Service, in.Tool, in.Args = ActionList, "frigate", "frigate_get_event_snapshot", map[string]any{}
+	}), `"frigate_get_event_snapshot" shows personal data`),
+	allowed("a camera picture for admins", with(read(), role("admins", "", "frigate", "frigate_get_event_snapshot")), "read allowed"),
+	denied("a camera picture for OpenWebUI role user", with(read(), role("admins", "user", "frigate", "frigate_get_latest_frame")), `end-user role "user" may not use it`),
+	allowed("camera events stay open to users", with(read(), func(in *Input) { in.Service, in.Tool = "frigate", "frigate_list_events" }), "read allowed"),
+
 	// precedence
 	denied("deny beats human", with(write("ha_HassUnlock"), func(in *Input) {
 		in.Client.Groups = []string{"readonly"}
