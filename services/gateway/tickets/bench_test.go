@@ -2,6 +2,7 @@ package tickets_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -47,4 +48,29 @@ func BenchmarkIssueAndRedeem(b *testing.B) {
 		defer s.Close()
 		run(b, s, c)
 	})
+}
+
+// BenchmarkIssueBesideOpenTickets: a preview's ticket for a client that
+// already holds 150 open ones (a client previewing without confirming; the
+// per-client bound is 200), each issued ticket then used.
+func BenchmarkIssueBesideOpenTickets(b *testing.B) {
+	c := newClock()
+	s := tickets.NewStore(c.Now, 1_000_000, 200)
+	for i := range 150 {
+		bd := base
+		bd.ArgsDigest = fmt.Sprintf("sha256:open-%d", i)
+		if _, err := s.Issue(bd, "sha256:p", approval.Model, time.Hour, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		t, err := s.Issue(base, "sha256:p", approval.Model, time.Hour, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Redeem(t.ID, base); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
