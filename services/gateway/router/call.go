@@ -124,10 +124,15 @@ func (r *Router) route(ctx context.Context, c *call, req mcp.CallToolRequest) (*
 		d = policy.Decision{Decision: policy.Deny, Reason: policyFailure(err)}
 	}
 	c.decision = d
-	// A write's decision is on record before the service is touched; a
-	// read has one line, its outcome, which carries the decision too.
+	// A write that may change something (allowed as it is, or confirmed
+	// with a ticket) has its decision on record before the service is
+	// touched. A preview or a refusal changes nothing: like a read's, its
+	// line may wait, and goes out with its ticket and outcome lines in one
+	// write before the answer leaves.
 	if c.e.write {
-		r.deps.Audit.Log(r.record(c, audit.EventDecision, "", 0))
+		rec := r.record(c, audit.EventDecision, "", 0)
+		rec.Sync = d.Decision == policy.Allow || c.ticket != ""
+		r.deps.Audit.Log(rec)
 	}
 
 	switch {

@@ -27,7 +27,7 @@ type writeBackend struct {
 	result  string
 	raw     int
 	decoded int
-	onCall  func() // when set, runs as the service is asked
+	onCall  func() // when set, runs as the service is asked (either way)
 }
 
 func (b *writeBackend) Name() string { return "demo" }
@@ -43,6 +43,9 @@ func (b *writeBackend) Call(context.Context, string, any, map[string]any, bool) 
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.decoded++
+	if b.onCall != nil {
+		b.onCall()
+	}
 	var res mcp.CallToolResult
 	return &res, json.Unmarshal([]byte(b.result), &res)
 }
@@ -252,32 +255,47 @@ func (w *writes) all() []string {
 	return slices.Clone(w.w)
 }
 
-// TestPreviewAuditLines: with a buffered audit log, a preview's decision
-// is written before the service is asked, and its ticket and outcome lines
-// are written, together, before the answer leaves.
+// TestPreviewAuditLines: with a buffered audit log, a preview (which
+// changes nothing) writes its decision, ticket and outcome lines in one
+// write before the answer leaves, none while the service is asked; the
+// confirm that applies it has its decision on record before the service is
+// asked.
 func TestPreviewAuditLines(t *testing.T) {
 	const result = `{"_meta":{"io.toolgate/preview-digest":"sha256:abc"},"content":[{"type":"text","text":"{}"}],"structuredContent":{"preview":{"from":1,"to":2}}}`
 	sink := &writes{}
 	wb := &writeBackend{result: result}
-	r := writeRouter(t, wb, tickets.NewStore(nil, 100, 10))
+	store := tickets.NewStore(nil, 100, 10)
+	r := writeRouter(t, wb, store)
 	r.deps.Audit = audit.NewBuffered(sink, time.Hour)
 	var atService []string
-	wb.onCall = func() { atService = sink.all() }
+	asked := 0
+	wb.onCall = func() { atService, asked = sink.all(), asked+1 }
 	ctx := auth.WithIdentity(context.Background(), auth.Identity{Client: auth.Client{Name: "c", Groups: []string{"users"}}})
 	res, err := r.CallTool(ctx, "demo", "demo_counter_add", json.RawMessage(`{"amount":1}`))
 	if err != nil || res.IsError {
 		t.Fatalf("%v %+v", err, res)
 	}
-	if len(atService) != 1 || !strings.Contains(atService[0], `"event":"decision"`) {
-		t.Fatalf("written when the service was asked: %q", atService)
+	if asked != 1 || len(atService) != 0 {
+		t.Fatalf("written when the service was asked for the preview: %q", atService)
 	}
 	got := sink.all()
-	if len(got) != 2 {
-		t.Fatalf("%d writes, want the decision and then ticket and outcome together: %q", len(got), got)
+	if len(got) != 1 {
+		t.Fatalf("%d writes, want decision, ticket and outcome together: %q", len(got), got)
 	}
-	lines := strings.Split(strings.TrimSpace(got[1]), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], `"event":"ticket"`) || !strings.Contains(lines[1], `"event":"outcome"`) {
-		t.Fatalf("second write: %q", got[1])
+	lines := strings.Split(strings.TrimSpace(got[0]), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"event":"decision"`) || !strings.Contains(lines[1], `"event":"ticket"`) || !strings.Contains(lines[2], `"event":"outcome"`) {
+		t.Fatalf("the preview's write: %q", got[0])
+	}
+	open := store.List("")
+	if len(open) != 1 {
+		t.Fatalf("tickets: %+v", open)
+	}
+	_, err = r.CallTool(ctx, "demo", "demo_counter_add", json.RawMessage(`{"amount":1,"confirm":true,"ticket":"`+open[0].ID+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked != 2 || len(atService) != 2 || !strings.Contains(atService[1], `"event":"decision"`) || !strings.Contains(atService[1], `"ticket_id":"`+open[0].ID+`"`) || strings.Contains(atService[1], `"event":"outcome"`) {
+		t.Fatalf("when the service was asked to apply, the confirm's decision was not on record: %q", atService)
 	}
 }
 
