@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,14 +48,52 @@ exit 1
 `
 
 type installRun struct {
-	out, log string
-	env      map[string]string // .env as written
+	out, stderr, log string
+	env              map[string]string // .env as written
 }
 
-// runInstall runs ./install.sh --no-build with the fake docker against
-// secrets in dir; fake holds the FAKE_* answers.
+// standIn makes dir a stand-in for the repo root: install.sh and what it
+// reads are links into this tree, so what it writes by default (./secrets,
+// ./.env) lands in dir, never in the checkout. compose/.build is the
+// checkout's, as for a real run: the gateway binary there is relinked only
+// when the code changed.
+func standIn(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "compose"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(".build", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"install.sh", "go.mod", "go.sum", "internal", "services", "policies", "scripts", "secrets.example", "compose/.build"} {
+		abs, err := filepath.Abs(filepath.Join("..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(abs, filepath.Join(dir, name)); err != nil && !os.IsExist(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// runInstall runs install.sh --no-build as a user would (no other flag
+// unless args has it) in the stand-in repo dir with the fake docker; fake
+// holds the FAKE_* answers. It fails the test when install.sh fails, says
+// "command not found", or prints a value of any file under the secrets
+// directory it used.
 func runInstall(t *testing.T, dir string, fake map[string]string, args ...string) installRun {
 	t.Helper()
+	r, err := tryInstall(t, dir, fake, args...)
+	if err != nil {
+		t.Fatalf("install.sh %v: %v\n%s%s", args, err, r.out, r.stderr)
+	}
+	return r
+}
+
+// tryInstall is runInstall for a run that may fail.
+func tryInstall(t *testing.T, dir string, fake map[string]string, args ...string) (installRun, error) {
+	t.Helper()
+	standIn(t, dir)
 	bin := filepath.Join(dir, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
@@ -62,26 +101,58 @@ func runInstall(t *testing.T, dir string, fake map[string]string, args ...string
 	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte(fakeDocker), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	logFile, envFile := filepath.Join(dir, "docker.log"), filepath.Join(dir, "env")
+	logFile, envFile := filepath.Join(dir, "docker.log"), filepath.Join(dir, ".env")
 	_ = os.Remove(logFile)
-	cmd := exec.Command("../install.sh", append([]string{"--no-build", "--project", "tgtest", "--secrets", filepath.Join(dir, "secrets"), "--env-file", envFile}, args...)...)
-	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKE_LOG="+logFile, "TOOLGATE_PUBLISH=", "TOOLGATE_APPROVALS=")
+	cmd := exec.Command(filepath.Join(dir, "install.sh"), append([]string{"--no-build"}, args...)...)
+	// Nothing from this shell's environment: install.sh reads TOOLGATE_*.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(e string) bool {
+		return strings.HasPrefix(e, "TOOLGATE_") || strings.HasPrefix(e, "COMPOSE_") || strings.HasPrefix(e, "PATH=")
+	})
+	cmd.Env = append(cmd.Env, "PATH="+bin+":"+os.Getenv("PATH"), "FAKE_LOG="+logFile)
 	for k, v := range fake {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("install.sh %v: %v\n%s", args, err, out)
-	}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
 	log, _ := os.ReadFile(logFile)
-	env := map[string]string{}
+	r := installRun{out: stdout.String(), stderr: stderr.String(), log: string(log), env: map[string]string{}}
 	b, _ := os.ReadFile(envFile)
 	for _, l := range strings.Split(string(b), "\n") {
 		if k, v, ok := strings.Cut(l, "="); ok {
-			env[k] = v
+			r.env[k] = v
 		}
 	}
-	return installRun{out: string(out), log: string(log), env: env}
+	if strings.Contains(r.stderr, "command not found") {
+		t.Errorf("install.sh %v calls a command that does not exist:\n%s", args, r.stderr)
+	}
+	secretsDir := r.env["TOOLGATE_SECRETS_DIR"]
+	if secretsDir == "" {
+		secretsDir = filepath.Join(dir, "secrets")
+	}
+	noSecretPrinted(t, secretsDir, r.out+r.stderr+r.log)
+	return r, err
+}
+
+// noSecretPrinted fails if text holds the content of a file under dir
+// (every secret install.sh generates is at least 16 bytes).
+func noSecretPrinted(t *testing.T, dir, text string) {
+	t.Helper()
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); len(l) >= 16 && !strings.HasPrefix(l, "#") && strings.Contains(text, l) {
+				t.Errorf("install.sh printed the content of %s", p)
+			}
+		}
+		return nil
+	})
 }
 
 // install.sh writes the bundled SearXNG's settings.yml once: JSON on,
@@ -116,12 +187,12 @@ func TestInstallSearXNG(t *testing.T) {
 			settingsFile := filepath.Join(dir, "secrets", "searxng", "settings.yml")
 			raw, err := os.ReadFile(settingsFile)
 			if !tc.bundled {
-				if slicesContains(profiles, "searxng") || err == nil {
+				if slices.Contains(profiles, "searxng") || err == nil {
 					t.Fatalf("searxng profile on (%v) or settings written (%v) although not bundled", profiles, err == nil)
 				}
 				return
 			}
-			if !slicesContains(profiles, "searxng") {
+			if !slices.Contains(profiles, "searxng") {
 				t.Errorf("COMPOSE_PROFILES=%q lacks searxng", r.env["COMPOSE_PROFILES"])
 			}
 			if err != nil {
@@ -144,7 +215,7 @@ func TestInstallSearXNG(t *testing.T) {
 			switch {
 			case !s.UseDefaultSettings:
 				t.Error("use_default_settings is not true: SearXNG would run without its engines")
-			case !slicesContains(s.Search.Formats, "json"):
+			case !slices.Contains(s.Search.Formats, "json"):
 				t.Errorf("search.formats = %v, want json in it", s.Search.Formats)
 			case s.Server.Limiter == nil || *s.Server.Limiter:
 				t.Error("server.limiter is not false")
@@ -163,15 +234,6 @@ func TestInstallSearXNG(t *testing.T) {
 			}
 		})
 	}
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Profile switches are exact: the containers of services outside the
