@@ -309,7 +309,7 @@ ha_config_mode=ro
 if [ -n "$ha_config_dir" ] && [ ! -d "$ha_config_dir" ]; then
 	die "HA_CONFIG_HOST_DIR in $secrets_dir/homeassistant.env is not a directory"
 fi
-if [ -n "$ha_config_dir" ] && [ -z "$(ha_setting HA_CONFIG_DIR)" ]; then
+if [ -n "$ha_config_dir" ] && [ -z "$(env_setting homeassistant.env HA_CONFIG_DIR)" ]; then
 	say "note: HA_CONFIG_HOST_DIR is set but HA_CONFIG_DIR is not: the YAML tools stay off (set HA_CONFIG_DIR=/config)"
 fi
 

@@ -285,3 +285,59 @@ func TestInstallSwitchesAndReadiness(t *testing.T) {
 		t.Errorf("removed containers although none was stale:\n%s", r.log)
 	}
 }
+
+// Home Assistant's configuration directory (the YAML tools): install.sh
+// mounts HA_CONFIG_HOST_DIR at /config, read-only unless HA_YAML_WRITE=true,
+// and says the YAML tools stay off only when HA_CONFIG_DIR, where the
+// service looks, is unset.
+func TestInstallHomeAssistantConfig(t *testing.T) {
+	dir, haDir := t.TempDir(), t.TempDir()
+	const note = "YAML tools stay off"
+	cases := []struct {
+		name, env     string
+		mount, mode   string
+		note, refused bool
+	}{
+		{name: "no configuration directory", env: "HA_URL=https://ha.lan\n", mode: "ro"},
+		{name: "mounted read-only", env: "HA_CONFIG_HOST_DIR=" + haDir + "\nHA_CONFIG_DIR=/config\n", mount: haDir, mode: "ro"},
+		{name: "mounted writable", env: "HA_CONFIG_HOST_DIR=" + haDir + "\nHA_CONFIG_DIR=/config\nHA_YAML_WRITE=true\n", mount: haDir, mode: "rw"},
+		{name: "quoted values", env: `HA_CONFIG_HOST_DIR="` + haDir + `"` + "\nHA_CONFIG_DIR='/config'\n", mount: haDir, mode: "ro"},
+		{name: "HA_CONFIG_DIR unset", env: "HA_CONFIG_HOST_DIR=" + haDir + "\n# HA_CONFIG_DIR=/config\n", mount: haDir, mode: "ro", note: true},
+		{name: "host directory missing", env: "HA_CONFIG_HOST_DIR=" + filepath.Join(haDir, "nope") + "\nHA_CONFIG_DIR=/config\n", refused: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.MkdirAll(filepath.Join(dir, "secrets"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "secrets", "homeassistant.env"), []byte(tc.env), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r, err := tryInstall(t, dir, nil)
+			if tc.refused {
+				if err == nil || !strings.Contains(r.stderr, "HA_CONFIG_HOST_DIR") {
+					t.Fatalf("a missing HA_CONFIG_HOST_DIR was not refused by name: %v\n%s", err, r.stderr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("install.sh: %v\n%s%s", err, r.out, r.stderr)
+			}
+			if r.stderr != "" {
+				t.Errorf("install.sh wrote to stderr:\n%s", r.stderr)
+			}
+			if got := r.env["TOOLGATE_HA_CONFIG_DIR"]; got != tc.mount {
+				t.Errorf("TOOLGATE_HA_CONFIG_DIR=%q, want %q", got, tc.mount)
+			}
+			if got := r.env["TOOLGATE_HA_CONFIG_MODE"]; got != tc.mode {
+				t.Errorf("TOOLGATE_HA_CONFIG_MODE=%q, want %q", got, tc.mode)
+			}
+			if !slices.Contains(strings.Split(r.env["COMPOSE_PROFILES"], ","), "homeassistant") {
+				t.Errorf("COMPOSE_PROFILES=%q lacks homeassistant", r.env["COMPOSE_PROFILES"])
+			}
+			if got := strings.Contains(r.out, note); got != tc.note {
+				t.Errorf("note %q printed: %v, want %v:\n%s", note, got, tc.note, r.out)
+			}
+		})
+	}
+}
