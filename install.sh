@@ -15,15 +15,23 @@
 # the stdio bridge), --approvals ADDR (publish the approval page on the
 # host, e.g. 127.0.0.1:8081), --no-build (use the images already built), --env-file
 # FILE (where the derived compose settings go; default ./.env).
+#
+# A re-run keeps --project, --secrets, --publish and --approvals from the
+# .env the last run wrote; options given now win. --no-publish and
+# --no-approvals turn publishing off again.
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(pwd)
 
-project=toolgate
-secrets_dir=$root/secrets
-openwebui=""
+# Empty: not given now, so the last run's setting (.env) or the default.
+project=""
+secrets_dir=""
 publish=${TOOLGATE_PUBLISH:-}
 approvals=${TOOLGATE_APPROVALS:-}
+approval_url=${TOOLGATE_APPROVAL_URL:-}
+no_publish=false
+no_approvals=false
+openwebui=""
 demo=false
 down=false
 dry_run=false
@@ -36,7 +44,8 @@ known_services=(arr frigate ersatztv tuliprox homeassistant unraid unraid-ssh)
 write_services=(arr ersatztv tuliprox homeassistant unraid demo)
 compose_version=v2.40.3
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+# The comment at the top; $0 may be relative to where we were before the cd.
+usage() { awk 'NR == 1 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$root/$(basename "$0")"; }
 say() { printf '%s\n' "$*"; }
 die() {
 	printf 'install.sh: %s\n' "$*" >&2
@@ -84,12 +93,22 @@ while [ $# -gt 0 ]; do
 	--publish)
 		[ $# -ge 2 ] || die "--publish needs an address such as 127.0.0.1:8080"
 		publish=$2
+		no_publish=false
 		shift
+		;;
+	--no-publish)
+		publish=""
+		no_publish=true
 		;;
 	--approvals)
 		[ $# -ge 2 ] || die "--approvals needs an address such as 127.0.0.1:8081"
 		approvals=$2
+		no_approvals=false
 		shift
+		;;
+	--no-approvals)
+		approvals=""
+		no_approvals=true
 		;;
 	-h | --help)
 		usage
@@ -99,6 +118,48 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+
+# --- settings kept from the last run ---------------------------------------------
+# Only a .env this script wrote is read back, and only these settings: the
+# rest of it is derived again below.
+env_marker="# written by install.sh; re-run it instead of editing"
+previous() { # previous NAME: NAME's value in the .env the last run wrote, or nothing
+	if [ -f "$env_file" ] && [ "$(head -n 1 "$env_file")" = "$env_marker" ]; then
+		sed -n "s/^$1=//p" "$env_file" | tail -n 1
+	fi
+}
+kept=()
+if [ -z "$project" ]; then
+	project=$(previous COMPOSE_PROJECT_NAME)
+	if [ -n "$project" ] && [ "$project" != toolgate ]; then kept+=("--project $project"); fi
+	project=${project:-toolgate}
+fi
+if [ -z "$secrets_dir" ]; then
+	secrets_dir=$(previous TOOLGATE_SECRETS_DIR)
+	if [ -n "$secrets_dir" ] && [ "$secrets_dir" != "$root/secrets" ]; then kept+=("--secrets $secrets_dir"); fi
+	secrets_dir=${secrets_dir:-$root/secrets}
+fi
+if [ -z "$publish" ] && ! $no_publish; then
+	publish=$(previous TOOLGATE_PUBLISH)
+	if [ -n "$publish" ]; then kept+=("--publish $publish"); fi
+fi
+# The approval page's URL: TOOLGATE_APPROVAL_URL given now, else one given
+# on an earlier run (a TLS proxy's), else the published address.
+if $no_approvals; then
+	approval_url=""
+elif [ -z "$approvals" ]; then
+	approvals=$(previous TOOLGATE_APPROVALS)
+	if [ -n "$approvals" ]; then kept+=("--approvals $approvals"); fi
+fi
+if [ -z "$approval_url" ] && [ -n "$approvals" ]; then
+	approval_url=$(previous TOOLGATE_APPROVAL_URL)
+	if [ "$approval_url" = "http://$(previous TOOLGATE_APPROVALS)" ]; then approval_url=""; fi
+	approval_url=${approval_url:-http://$approvals}
+fi
+if [ ${#kept[@]} -gt 0 ]; then
+	say "== kept from the last run ($env_file): ${kept[*]}"
+	say "   (options given now win; --no-publish and --no-approvals turn publishing off)"
+fi
 
 compose() {
 	if [ -f "$env_file" ]; then
@@ -313,12 +374,13 @@ if [ -n "$ha_config_dir" ] && [ -z "$(env_setting homeassistant.env HA_CONFIG_DI
 	say "note: HA_CONFIG_HOST_DIR is set but HA_CONFIG_DIR is not: the YAML tools stay off (set HA_CONFIG_DIR=/config)"
 fi
 
-# .env is derived state (rewritten on every run): compose reads it, so a
-# plain `docker compose up` later uses the same settings.
+# .env is rewritten on every run: compose reads it, so a plain `docker
+# compose up` later uses the same settings, and the next run reads back the
+# settings it keeps (above).
 compose_files=compose.yaml
 [ -n "$publish" ] && compose_files=$compose_files:compose/publish.yaml
 [ -n "$approvals" ] && compose_files=$compose_files:compose/approvals.yaml
-env_content="# written by install.sh; re-run it instead of editing
+env_content="$env_marker
 COMPOSE_PROJECT_NAME=$project
 COMPOSE_PROFILES=$profile_list
 COMPOSE_FILE=$compose_files
@@ -326,7 +388,7 @@ TOOLGATE_SECRETS_DIR=$secrets_dir
 TOOLGATE_GID=$gid
 TOOLGATE_PUBLISH=$publish
 TOOLGATE_APPROVALS=$approvals
-TOOLGATE_APPROVAL_URL=${TOOLGATE_APPROVAL_URL:-${approvals:+http://$approvals}}
+TOOLGATE_APPROVAL_URL=$approval_url
 TOOLGATE_HA_CONFIG_DIR=$ha_config_dir
 TOOLGATE_HA_CONFIG_MODE=$ha_config_mode
 TOOLGATE_WEB_DEMO_ENV=$($demo && echo compose/env/web.demo.env || echo compose/env/none.env)"
@@ -432,7 +494,7 @@ for e in $(printf '%s\n' "${endpoints[@]}" | sort -u); do
 done
 say "  every service, found on demand: http://gateway:8080/mcp/discover"
 [ -n "$publish" ] && say "  on this host:  http://$publish/mcp"
-[ -n "$approvals" ] && say "  approval page: http://$approvals/approvals/ (sign in with secrets/gateway/admin_token)"
+[ -n "$approvals" ] && say "  approval page: http://$approvals/approvals/ (sign in with $secrets_dir/gateway/admin_token)"
 if [ -n "$first_token" ]; then
 	say ""
 	say "Your first client token (shown once; it is stored only as a hash):"

@@ -341,3 +341,118 @@ func TestInstallHomeAssistantConfig(t *testing.T) {
 		})
 	}
 }
+
+// A re-run keeps what the last run was told (docs/install.md: "Run it
+// again whenever you change settings"): --publish, --approvals with its
+// URL, --secrets and --project come back from the .env install.sh wrote.
+// A flag given now wins; --no-publish and --no-approvals turn them off,
+// and off is kept too.
+func TestInstallRerunKeepsSettings(t *testing.T) {
+	dir := t.TempDir()
+	custom := filepath.Join(dir, "custom-secrets")
+	first := runInstall(t, dir, nil, "--publish", "127.0.0.1:18080", "--approvals", "127.0.0.1:18081", "--secrets", custom, "--project", "tgkeep")
+	tokens, err := os.ReadFile(filepath.Join(custom, "gateway", "client_tokens"))
+	if err != nil || !strings.Contains(first.out, "tg_") {
+		t.Fatalf("the first run made no client token: %v\n%s", err, first.out)
+	}
+	expect := func(t *testing.T, r installRun, want map[string]string) {
+		t.Helper()
+		for k, v := range want {
+			if r.env[k] != v {
+				t.Errorf(".env %s=%q, want %q", k, r.env[k], v)
+			}
+		}
+	}
+
+	// The user fills in secrets/arr.env (in the directory they chose) and
+	// runs ./install.sh, nothing else.
+	if err := os.WriteFile(filepath.Join(custom, "arr.env"), []byte("SONARR_URL=https://sonarr.lan\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runInstall(t, dir, nil)
+	expect(t, r, map[string]string{
+		"COMPOSE_PROJECT_NAME":  "tgkeep",
+		"TOOLGATE_SECRETS_DIR":  custom,
+		"TOOLGATE_PUBLISH":      "127.0.0.1:18080",
+		"TOOLGATE_APPROVALS":    "127.0.0.1:18081",
+		"TOOLGATE_APPROVAL_URL": "http://127.0.0.1:18081",
+		"COMPOSE_FILE":          "compose.yaml:compose/publish.yaml:compose/approvals.yaml",
+	})
+	if !slices.Contains(strings.Split(r.env["COMPOSE_PROFILES"], ","), "arr") {
+		t.Errorf("COMPOSE_PROFILES=%q lacks arr", r.env["COMPOSE_PROFILES"])
+	}
+	if strings.Contains(r.log, "--project-name toolgate") || !regexp.MustCompile(`--project-name tgkeep --project-directory \S+ up -d`).MatchString(r.log) {
+		t.Errorf("the re-run did not start project tgkeep:\n%s", r.log)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "secrets")); err == nil {
+		t.Error("the re-run made a fresh ./secrets beside the chosen directory")
+	}
+	if again, _ := os.ReadFile(filepath.Join(custom, "gateway", "client_tokens")); string(again) != string(tokens) || strings.Contains(r.out, "tg_") {
+		t.Errorf("the re-run made a new client token:\n%s", r.out)
+	}
+	for _, want := range []string{"--publish 127.0.0.1:18080", "--approvals 127.0.0.1:18081", "--secrets " + custom, "--project tgkeep", "--no-publish", "--no-approvals"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("the re-run does not say it kept %q (or how to turn it off):\n%s", want, r.out)
+		}
+	}
+
+	steps := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want map[string]string
+	}{
+		{name: "--no-publish", args: []string{"--no-publish"}, want: map[string]string{
+			"TOOLGATE_PUBLISH": "", "TOOLGATE_APPROVALS": "127.0.0.1:18081", "COMPOSE_FILE": "compose.yaml:compose/approvals.yaml"}},
+		{name: "off is kept", want: map[string]string{
+			"TOOLGATE_PUBLISH": "", "TOOLGATE_APPROVALS": "127.0.0.1:18081", "COMPOSE_FILE": "compose.yaml:compose/approvals.yaml"}},
+		{name: "flags win", args: []string{"--publish", "127.0.0.1:19090", "--no-approvals"}, want: map[string]string{
+			"TOOLGATE_PUBLISH": "127.0.0.1:19090", "TOOLGATE_APPROVALS": "", "TOOLGATE_APPROVAL_URL": "", "COMPOSE_FILE": "compose.yaml:compose/publish.yaml"}},
+		{name: "TOOLGATE_PUBLISH wins", env: map[string]string{"TOOLGATE_PUBLISH": "127.0.0.1:17070"}, want: map[string]string{
+			"TOOLGATE_PUBLISH": "127.0.0.1:17070"}},
+		{name: "an approval URL set by hand", env: map[string]string{"TOOLGATE_APPROVAL_URL": "https://approve.lan"}, args: []string{"--approvals", "127.0.0.1:18081"},
+			want: map[string]string{"TOOLGATE_APPROVALS": "127.0.0.1:18081", "TOOLGATE_APPROVAL_URL": "https://approve.lan"}},
+		{name: "is kept", want: map[string]string{"TOOLGATE_APPROVALS": "127.0.0.1:18081", "TOOLGATE_APPROVAL_URL": "https://approve.lan"}},
+		{name: "and kept when the address changes", args: []string{"--approvals", "127.0.0.1:18082"},
+			want: map[string]string{"TOOLGATE_APPROVALS": "127.0.0.1:18082", "TOOLGATE_APPROVAL_URL": "https://approve.lan"}},
+		{name: "--secrets and --project win", args: []string{"--secrets", filepath.Join(dir, "other"), "--project", "tgother"},
+			want: map[string]string{"TOOLGATE_SECRETS_DIR": filepath.Join(dir, "other"), "COMPOSE_PROJECT_NAME": "tgother"}},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) { expect(t, runInstall(t, dir, s.env, s.args...), s.want) })
+	}
+
+	// --down stops the project the last run started.
+	if r := runInstall(t, dir, nil, "--down"); !strings.Contains(r.log, "--project-name tgother --project-directory") || !strings.Contains(r.log, " down ") {
+		t.Errorf("--down did not stop project tgother:\n%s", r.log)
+	}
+
+	// Only what install.sh wrote is read back: a .env of the user's own
+	// publishes nothing.
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("COMPOSE_PROJECT_NAME=mine\nTOOLGATE_PUBLISH=0.0.0.0:80\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, runInstall(t, dir, nil), map[string]string{"COMPOSE_PROJECT_NAME": "toolgate", "TOOLGATE_PUBLISH": "", "COMPOSE_FILE": "compose.yaml"})
+}
+
+// --help names every option install.sh takes.
+func TestInstallHelpNamesEveryOption(t *testing.T) {
+	t.Parallel()
+	script, err := os.ReadFile("../install.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	help, err := exec.Command("../install.sh", "--help").Output()
+	if err != nil {
+		t.Fatalf("install.sh --help: %v", err)
+	}
+	options := regexp.MustCompile(`(?m)^\t(--[a-z-]+)(?: \| -h \| --help)?\)`).FindAllStringSubmatch(string(script), -1)
+	if len(options) < 10 {
+		t.Fatalf("found only %d options in install.sh's case statement", len(options))
+	}
+	for _, m := range options {
+		if !regexp.MustCompile(regexp.QuoteMeta(m[1]) + `\b`).Match(help) {
+			t.Errorf("install.sh --help does not mention %s:\n%s", m[1], help)
+		}
+	}
+}

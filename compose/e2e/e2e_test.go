@@ -376,7 +376,8 @@ func TestStack(t *testing.T) {
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("published gateway /healthz: HTTP %d", res.StatusCode)
 		}
-		if out, err := run(ctx, "go", "run", "./deploy/doctor", "-project", project, "-publish", publish); err != nil {
+		// The approval page stays published: a re-run keeps --approvals.
+		if out, err := run(ctx, "go", "run", "./deploy/doctor", "-project", project, "-publish", publish, "-approvals", approvalsAddr); err != nil {
 			t.Fatalf("doctor refused the requested publish: %v\n%s", err, out)
 		}
 		if out, err := run(ctx, "go", "run", "./deploy/doctor", "-project", project); err == nil || !strings.Contains(out, "publishes "+publish) {
