@@ -19,7 +19,8 @@
 #                    is read-only and writes; a restricted tool (personal
 #                    data) used by a client or role it is not granted to
 #   2. confirm human destructive write, forced write, write to a tool listed
-#                    for human approval, any write by a role marked for it, a
+#                    for human approval (or with an argument value not listed
+#                    as the model's), any write by a role marked for it, a
 #                    write whose preview facts show a target that needs a
 #                    person (a lock, say) or targets it could not tell
 #   3. confirm model any other write that is not low-risk
@@ -319,6 +320,21 @@ human_reasons contains sprintf("writes by end-user role %q need human approval",
 	has_role
 	cfg.user_roles[user_role].human_approval == true
 }
+
+# A tool whose arguments say how much it does: its writes need a person
+# unless each argument listed in tools.human_approval_unless has one of the
+# values listed there (unraid_container_control: only "start" is left to
+# the model; a stop, a restart or any action added later waits for a
+# person). A missing or odd argument needs a person. The reason names the
+# argument and the data's values, never the call's own value: arguments
+# stay out of reasons, and so out of the audit.
+human_reasons contains sprintf("tool %q needs human approval for any %s but %s", [tool, arg, concat(", ", allowed)]) if {
+	is_write
+	some arg, allowed in cfg.tools.human_approval_unless[input.tool]
+	not arg_value_allowed(arg, allowed)
+}
+
+arg_value_allowed(arg, allowed) if input.args[arg] in allowed
 
 human_tool if input.tool in cfg.tools.human_approval
 

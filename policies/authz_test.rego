@@ -560,14 +560,57 @@ test_unraid_parity_check_needs_a_person if {
 	authz.decision == confirm("human", `tool "unraid_parity_check" needs human approval`) with input as inp
 }
 
-# Starting or stopping a container or a VM is confirmed by the user's own
-# consent; archiving a notification as well.
-test_unraid_container_and_vm_actions_are_confirmed if {
-	every tool in ["unraid_container_control", "unraid_vm_control", "unraid_notification_archive"] {
-		inp := write_call(tool, {"service": "unraid", "client": {"groups": ["nas"]}})
-		authz.decision.decision == "confirm" with input as inp
-		authz.decision.approval == "model" with input as inp
+unraid_write(tool, args) := write_call(tool, {"service": "unraid", "client": {"groups": ["nas"]}, "args": args})
+
+# Starting a container or a VM, and archiving notifications, are confirmed
+# by the user's own consent. Stopping or restarting a container (the NVR,
+# Home Assistant) or stopping a VM needs a person, and so does any action
+# the policy does not know as harmless: a missing one, an odd one, one a
+# later version of the tool might add.
+test_unraid_container_and_vm_actions if {
+	container := `tool "unraid_container_control" needs human approval for any action but start`
+	vm := `tool "unraid_vm_control" needs human approval for any action but start`
+	cases := [
+		{"tool": "unraid_container_control", "args": {"container": "frigate", "action": "start"}, "want": confirm("model", "write needs confirmation")},
+		{"tool": "unraid_container_control", "args": {"container": "frigate", "action": "stop"}, "want": confirm("human", container)},
+		{"tool": "unraid_container_control", "args": {"container": "frigate", "action": "restart"}, "want": confirm("human", container)},
+		{"tool": "unraid_container_control", "args": {"container": "frigate", "action": "pause"}, "want": confirm("human", container)},
+		{"tool": "unraid_container_control", "args": {"container": "frigate", "action": "kill"}, "want": confirm("human", container)},
+		{"tool": "unraid_container_control", "args": {"container": "frigate", "action": "START"}, "want": confirm("human", container)},
+		{"tool": "unraid_container_control", "args": {"container": "frigate", "action": ["start"]}, "want": confirm("human", container)},
+		{"tool": "unraid_container_control", "args": {"container": "frigate"}, "want": confirm("human", container)},
+		{"tool": "unraid_container_control", "args": {}, "want": confirm("human", container)},
+		{"tool": "unraid_vm_control", "args": {"vm": "Home Assistant", "action": "start"}, "want": confirm("model", "write needs confirmation")},
+		{"tool": "unraid_vm_control", "args": {"vm": "Home Assistant", "action": "stop"}, "want": confirm("human", vm)},
+		{"tool": "unraid_notification_archive", "args": {"ids": ["a"]}, "want": confirm("model", "write needs confirmation")},
+	]
+	every c in cases {
+		authz.decision == c.want with input as unraid_write(c.tool, c.args)
 	}
+
+	# Without arguments (tools/list asks so) the tools stay listed.
+	authz.decision.decision == "confirm" with input as object.union(unraid_write("unraid_container_control", {}), {"action": "list"})
+
+	# A forced start needs a person too; one reason each.
+	r := `forced write needs human approval; tool "unraid_container_control" needs human approval for any action but start`
+	authz.decision == confirm("human", r) with input as unraid_write("unraid_container_control", {"container": "frigate", "action": "stop", "force": true})
+
+	# Reads are not touched.
+	authz.decision == allow("read allowed") with input as with_patch({"client": {"groups": ["nas"]}, "service": "unraid", "tool": "unraid_container_list", "args": {"action": "stop"}})
+}
+
+# Leaving restarts to the model is one data change.
+test_unraid_model_actions_from_data if {
+	inp := unraid_write("unraid_container_control", {"container": "plex", "action": "restart"})
+	authz.decision == confirm("model", "write needs confirmation") with input as inp
+		with data.data.toolgate.tools.human_approval_unless.unraid_container_control.action as ["start", "restart"]
+	r := `tool "unraid_container_control" needs human approval for any action but start, restart`
+	authz.decision == confirm("human", r) with input as unraid_write("unraid_container_control", {"container": "plex", "action": "stop"})
+		with data.data.toolgate.tools.human_approval_unless.unraid_container_control.action as ["start", "restart"]
+
+	# Without the entry every action is the model's to confirm.
+	authz.decision == confirm("model", "write needs confirmation") with input as unraid_write("unraid_container_control", {"container": "plex", "action": "stop"})
+		with data.data.toolgate.tools.human_approval_unless as {}
 }
 
 # Reading parity history is not behind a person.

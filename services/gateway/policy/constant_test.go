@@ -36,6 +36,10 @@ func variants(in Input) []Input {
 		with(in, func(in *Input) { in.Args = map[string]any{"force": true} }),
 		with(in, func(in *Input) { in.Args = map[string]any{"force": false, "x": 1} }),
 		with(in, func(in *Input) { in.Args = map[string]any{"nested": map[string]any{"force": true}} }),
+		with(in, func(in *Input) { in.Args = map[string]any{"action": "start"} }),
+		with(in, func(in *Input) { in.Args = map[string]any{"action": "stop"} }),
+		with(in, func(in *Input) { in.Args = map[string]any{"action": "start", "force": true} }),
+		with(in, func(in *Input) { in.Args = map[string]any{"action": []any{"start"}} }),
 		with(in, func(in *Input) { in.Ticket = Ticket{State: "valid"} }),
 		with(in, func(in *Input) { in.Ticket = Ticket{State: "valid", Force: true} }),
 		with(in, func(in *Input) { in.Args = map[string]any{}; in.Ticket = Ticket{State: "none", Force: true} }),
@@ -116,6 +120,31 @@ func TestForceIsNeverRemembered(t *testing.T) {
 		if d, err := e.Decide(t.Context(), forced); err != nil || d.Approval != approval.Human {
 			t.Fatalf("forced write: %+v, %v; want human approval", d, err)
 		}
+	}
+}
+
+// TestContainerStopIsNeverDecidedAsAStart: a stop of a container that
+// follows many starts (past the residual's checks, and with the starts'
+// answers remembered) still needs a person, and starts stay the model's.
+func TestContainerStopIsNeverDecidedAsAStart(t *testing.T) {
+	e := newShipped(t)
+	start := unraidWrite("unraid_container_control", map[string]any{"container": "plex", "action": "start"})
+	stop := with(start, func(in *Input) { in.Args = map[string]any{"container": "plex", "action": "stop"} })
+	for i := range 3 * residualChecks {
+		if d, err := e.Decide(t.Context(), start); err != nil || d.Approval != approval.Model || d.Decision != Confirm {
+			t.Fatalf("start %d: %+v, %v", i, d, err)
+		}
+	}
+	for i := range 3 {
+		if d, err := e.Decide(t.Context(), stop); err != nil || d.Approval != approval.Human {
+			t.Fatalf("stop %d after starts: %+v, %v; want human approval", i, d, err)
+		}
+		if d, err := e.Decide(t.Context(), start); err != nil || d.Approval != approval.Model {
+			t.Fatalf("start after a stop: %+v, %v", d, err)
+		}
+	}
+	if e.residuals.Load() == 0 {
+		t.Error("no decision was made by a residual: the container's action should not cost a full evaluation every call")
 	}
 }
 

@@ -138,6 +138,12 @@ var decisionTable = []decisionCase{
 		in.Service = "unraid"
 		in.Client.Groups = []string{"admins"}
 	}), approval.Human, `"unraid_array_stop" needs human approval`),
+	confirmed("container start", unraidWrite("unraid_container_control", map[string]any{"container": "plex", "action": "start"}), approval.Model, "write needs confirmation"),
+	confirmed("container stop", unraidWrite("unraid_container_control", map[string]any{"container": "frigate", "action": "stop"}), approval.Human, `"unraid_container_control" needs human approval for any action but start`),
+	confirmed("container restart", unraidWrite("unraid_container_control", map[string]any{"container": "frigate", "action": "restart"}), approval.Human, "for any action but start"),
+	confirmed("container action missing", unraidWrite("unraid_container_control", map[string]any{"container": "frigate"}), approval.Human, "for any action but start"),
+	confirmed("VM start", unraidWrite("unraid_vm_control", map[string]any{"vm": "hassos", "action": "start"}), approval.Model, "write needs confirmation"),
+	confirmed("VM stop", unraidWrite("unraid_vm_control", map[string]any{"vm": "hassos", "action": "stop"}), approval.Human, `"unraid_vm_control" needs human approval for any action but start`),
 	allowed("human prefix does not cover reads", with(read(), func(in *Input) {
 		in.Service, in.Tool = "unraid", "unraid_array_status"
 		in.Client.Groups = []string{"admins"}
@@ -200,6 +206,14 @@ var decisionTable = []decisionCase{
 	denied("OpenWebUI pending user gets nothing", with(read(), role("admins", "pending", "homeassistant", "ha_states_list")), `end-user role "pending" may not use service`),
 	denied("unknown end-user role", with(read(), role("admins", "owner", "homeassistant", "ha_states_list")), `end-user role "owner" is not known`),
 	denied("a role never widens the client's groups", with(read(), role("users", "admin", "unraid", "unraid_array_status")), `client "openwebui" may not use service "unraid"`),
+}
+
+// unraidWrite is a write of an Unraid tool with args by a client of group
+// nas.
+func unraidWrite(tool string, args map[string]any) Input {
+	return with(write(tool), func(in *Input) {
+		in.Service, in.Client.Groups, in.Args = "unraid", []string{"nas"}, args
+	})
 }
 
 // role makes the call come from an end user with an OpenWebUI role through

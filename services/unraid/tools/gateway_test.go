@@ -41,22 +41,30 @@ func mutations(h *harness) []string {
 	return out
 }
 
-// A container stop: the preview shows the container and changes nothing,
-// a changed scope or another client cannot use the ticket, confirm stops
-// it exactly once, a replay is refused.
+// A container stop (the NVR, say) needs a person: the preview shows the
+// container and changes nothing, a confirm before a person approved
+// changes nothing, a changed scope cannot use the ticket, the confirm after
+// the approval stops it exactly once, a replay is refused.
 func TestContainerStopFlow(t *testing.T) {
 	h, g := startGateway(t, adminKey, true)
 	c := g.Client("operator", "ann@example.org")
 	args := map[string]any{"container": "sonarr", "action": "stop"}
 
 	prev, isErr := gatewaytest.Call(t, c, "unraid_container_control", args)
-	if isErr || prev["status"] != "confirmation_required" || prev["approval"] != "model" || len(mutations(h)) != 0 {
+	if isErr || prev["status"] != "confirmation_required" || prev["approval"] != "human" || len(mutations(h)) != 0 {
 		t.Fatalf("preview: %v, mutations %v", prev, mutations(h))
 	}
 	if !strings.Contains(g.Wire.String(), `"current_state":"RUNNING"`) || !strings.Contains(g.Wire.String(), "linuxserver/sonarr") {
 		t.Fatal("the preview did not show the container's current state and image")
 	}
-	ticket := prev["ticket"]
+	ticket := prev["ticket"].(string)
+	early, isErr := gatewaytest.Call(t, c, "unraid_container_control", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": ticket}))
+	if isErr || early["status"] != "pending" || len(mutations(h)) != 0 {
+		t.Fatalf("confirm before a person approved: %v, mutations %v", early, mutations(h))
+	}
+	if code := g.Approve(ticket); code != 200 {
+		t.Fatalf("approve: HTTP %d", code)
+	}
 	changed, isErr := gatewaytest.Call(t, c, "unraid_container_control", gatewaytest.With(args, map[string]any{"container": "radarr", "confirm": true, "ticket": ticket}))
 	if !isErr || gatewaytest.ErrorCode(changed) != "forbidden" || len(mutations(h)) != 0 {
 		t.Fatalf("changed scope: %v", changed)
@@ -72,6 +80,30 @@ func TestContainerStopFlow(t *testing.T) {
 	list, _ := gatewaytest.Call(t, c, "unraid_container_list", map[string]any{"name": "sonarr"})
 	if !strings.Contains(jsonOf(list), `"state":"EXITED"`) {
 		t.Fatalf("sonarr not stopped: %v", list)
+	}
+}
+
+// Which container and VM actions wait for a person: only starting a
+// stopped container or VM is left to the user's confirmation in the chat;
+// a restart stops the container too, a VM stop shuts it down.
+func TestWhichActionsNeedAPerson(t *testing.T) {
+	_, g := startGateway(t, adminKey, true)
+	c := g.Client("operator", "")
+	for _, tc := range []struct {
+		tool     string
+		args     map[string]any
+		approval string
+	}{
+		{"unraid_container_control", map[string]any{"container": "nextcloud", "action": "start"}, "model"},
+		{"unraid_container_control", map[string]any{"container": "plex", "action": "restart"}, "human"},
+		{"unraid_container_control", map[string]any{"container": "plex", "action": "stop"}, "human"},
+		{"unraid_vm_control", map[string]any{"vm": "Windows 11", "action": "start"}, "model"},
+		{"unraid_vm_control", map[string]any{"vm": "pfSense-lab", "action": "stop"}, "human"},
+	} {
+		got, isErr := gatewaytest.Call(t, c, tc.tool, tc.args)
+		if isErr || got["status"] != "confirmation_required" || got["approval"] != tc.approval {
+			t.Errorf("%s %v: %v, want approval %s", tc.tool, tc.args, got, tc.approval)
+		}
 	}
 }
 
@@ -163,7 +195,7 @@ func TestVMAndArchiveFlows(t *testing.T) {
 func TestViewerKeyCannotManage(t *testing.T) {
 	h, g := startGateway(t, viewerKey, true)
 	c := g.Client("operator", "")
-	args := map[string]any{"container": "sonarr", "action": "restart"}
+	args := map[string]any{"container": "nextcloud", "action": "start"}
 	defer func() {
 		if m := mutations(h); len(m) != 1 {
 			t.Errorf("want exactly the one refused mutation, got %v", m)
