@@ -5,6 +5,9 @@
 #   ./install.sh                 set up and start (profiles from the secrets you filled in)
 #   ./install.sh --demo          the demo: fake upstreams, no home-lab apps needed
 #   ./install.sh --profile arr   add a profile by hand (repeatable)
+#   ./install.sh --extended      also start the extended Unraid diagnosis over
+#                                SSH (unraid-ssh, profile extended; needs
+#                                secrets/unraid-ssh.env); --no-extended stops it
 #   ./install.sh --down          stop the stack (secrets and pins stay)
 #   ./install.sh --dry-run       print what would be done, do nothing
 #
@@ -16,9 +19,9 @@
 # host, e.g. 127.0.0.1:8081), --no-build (use the images already built), --env-file
 # FILE (where the derived compose settings go; default ./.env).
 #
-# A re-run keeps --project, --secrets, --publish and --approvals from the
-# .env the last run wrote; options given now win. --no-publish and
-# --no-approvals turn publishing off again.
+# A re-run keeps --project, --secrets, --publish, --approvals and
+# --extended from the .env the last run wrote; options given now win.
+# --no-publish, --no-approvals and --no-extended turn them off again.
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(pwd)
@@ -31,6 +34,7 @@ approvals=${TOOLGATE_APPROVALS:-}
 approval_url=${TOOLGATE_APPROVAL_URL:-}
 no_publish=false
 no_approvals=false
+extended=""       # true or false when given now
 openwebui=""
 demo=false
 down=false
@@ -38,8 +42,9 @@ dry_run=false
 build=true
 profiles=()
 env_file=$root/.env
-# Services whose profile turns on when secrets/<name>.env exists (unraid-ssh turns on profile extended).
-known_services=(arr frigate ersatztv tuliprox homeassistant unraid unraid-ssh)
+# Services whose profile turns on when secrets/<name>.env exists. Not
+# unraid-ssh: its profile, extended, starts only with --extended.
+known_services=(arr frigate ersatztv tuliprox homeassistant unraid)
 # Services with write tools: each gets its own approval key.
 write_services=(arr ersatztv tuliprox homeassistant unraid demo)
 compose_version=v2.40.3
@@ -67,9 +72,11 @@ while [ $# -gt 0 ]; do
 	--no-build) build=false ;;
 	--profile)
 		[ $# -ge 2 ] || die "--profile needs a name"
-		profiles+=("$2")
+		if [ "$2" = extended ]; then extended=true; else profiles+=("$2"); fi
 		shift
 		;;
+	--extended) extended=true ;;
+	--no-extended) extended=false ;;
 	--project)
 		[ $# -ge 2 ] || die "--project needs a name"
 		project=$2
@@ -151,6 +158,16 @@ elif [ -z "$approvals" ]; then
 	approvals=$(previous TOOLGATE_APPROVALS)
 	if [ -n "$approvals" ]; then kept+=("--approvals $approvals"); fi
 fi
+extended_given=false
+if [ -n "$extended" ]; then
+	extended_given=true
+else
+	extended=false
+	if [ "$(previous TOOLGATE_EXTENDED)" = true ]; then
+		extended=true
+		kept+=(--extended)
+	fi
+fi
 if [ -z "$approval_url" ] && [ -n "$approvals" ]; then
 	approval_url=$(previous TOOLGATE_APPROVAL_URL)
 	if [ "$approval_url" = "http://$(previous TOOLGATE_APPROVALS)" ]; then approval_url=""; fi
@@ -158,7 +175,7 @@ if [ -z "$approval_url" ] && [ -n "$approvals" ]; then
 fi
 if [ ${#kept[@]} -gt 0 ]; then
 	say "== kept from the last run ($env_file): ${kept[*]}"
-	say "   (options given now win; --no-publish and --no-approvals turn publishing off)"
+	say "   (options given now win; --no-publish, --no-approvals and --no-extended turn them off)"
 fi
 
 compose() {
@@ -344,19 +361,31 @@ if ! $dry_run; then
 fi
 
 # --- profiles ----------------------------------------------------------------
+ssh_env=$secrets_dir/unraid-ssh.env
 if $demo; then
 	# The demo's services answer to the same names as the real ones.
 	[ ${#profiles[@]} -eq 0 ] || say "note: --demo runs on its own; ignoring --profile ${profiles[*]}"
+	if $extended_given && $extended; then
+		say "note: the demo has no unraid-ssh; --extended applies to the next run without --demo"
+	fi
 	profiles=(demo)
 else
 	for s in "${known_services[@]}"; do
 		[ -f "$secrets_dir/$s.env" ] || continue
-		case $s in
-		unraid-ssh) profiles+=(extended) ;; # never part of the default start
-		*) profiles+=("$s") ;;
-		esac
+		profiles+=("$s")
 	done
 	$searxng && profiles+=(searxng)
+	# The extended Unraid diagnosis (SSH into the server) is never part of
+	# the default start: only when asked for, and then kept.
+	if $extended && [ -f "$ssh_env" ]; then
+		profiles+=(extended)
+	elif $extended && $extended_given; then
+		die "--extended starts unraid-ssh, which needs $ssh_env (docs/services/unraid.md, \"Extended diagnosis\")"
+	elif $extended; then
+		say "note: unraid-ssh stays off: $ssh_env is gone (--no-extended forgets it)"
+	elif [ -f "$ssh_env" ]; then
+		say "note: $ssh_env exists, but the extended Unraid diagnosis starts only with ./install.sh --extended"
+	fi
 fi
 profile_list=$(printf '%s\n' "${profiles[@]}" | sort -u | paste -sd, -)
 say "== profiles: web (always)${profile_list:+, $profile_list}"
@@ -389,6 +418,7 @@ TOOLGATE_GID=$gid
 TOOLGATE_PUBLISH=$publish
 TOOLGATE_APPROVALS=$approvals
 TOOLGATE_APPROVAL_URL=$approval_url
+TOOLGATE_EXTENDED=$extended
 TOOLGATE_HA_CONFIG_DIR=$ha_config_dir
 TOOLGATE_HA_CONFIG_MODE=$ha_config_mode
 TOOLGATE_WEB_DEMO_ENV=$($demo && echo compose/env/web.demo.env || echo compose/env/none.env)"

@@ -456,3 +456,61 @@ func TestInstallHelpNamesEveryOption(t *testing.T) {
 		}
 	}
 }
+
+// The extended Unraid diagnosis (unraid-ssh, profile extended) starts only
+// when asked for (seed 004: "wird nur mit --profile extended gestartet"),
+// never because secrets/unraid-ssh.env exists; once asked for, re-runs keep
+// it until --no-extended. The demo has no unraid-ssh and keeps the setting
+// for the next real run.
+func TestInstallExtendedOnlyWhenAskedFor(t *testing.T) {
+	if p := load(t)["unraid-ssh"].Profiles; !slices.Equal(p, []string{"extended"}) {
+		t.Fatalf("unraid-ssh has profiles %v in compose/toolgate.yaml, want only extended (what --extended turns on)", p)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "secrets"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sshEnv := filepath.Join(dir, "secrets", "unraid-ssh.env")
+	if err := os.WriteFile(sshEnv, []byte("UNRAID_SSH_HOST=tower.lan\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name string
+		args []string
+		on   bool
+		says string
+	}{
+		{name: "the settings file alone", says: "--extended"},
+		{name: "--extended", args: []string{"--extended"}, on: true},
+		{name: "kept", on: true, says: "--no-extended"},
+		{name: "--no-extended", args: []string{"--no-extended"}},
+		{name: "off is kept"},
+		{name: "--profile extended", args: []string{"--profile", "extended"}, on: true},
+		{name: "the demo", args: []string{"--demo"}},
+		{name: "after the demo", on: true},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			r := runInstall(t, dir, nil, s.args...)
+			on := slices.Contains(strings.Split(r.env["COMPOSE_PROFILES"], ","), "extended")
+			if on != s.on || strings.Contains(r.out, "/mcp/unraid-ssh") != s.on {
+				t.Errorf("COMPOSE_PROFILES=%q, want extended %v (and /mcp/unraid-ssh printed as much):\n%s", r.env["COMPOSE_PROFILES"], s.on, r.out)
+			}
+			if !strings.Contains(r.out, s.says) {
+				t.Errorf("install.sh did not mention %s:\n%s", s.says, r.out)
+			}
+		})
+	}
+
+	// The settings file gone: unraid-ssh stays off, and asking for it
+	// names the file it needs.
+	if err := os.Remove(sshEnv); err != nil {
+		t.Fatal(err)
+	}
+	if r := runInstall(t, dir, nil); strings.Contains(r.env["COMPOSE_PROFILES"], "extended") {
+		t.Errorf("profile extended on without secrets/unraid-ssh.env: %q", r.env["COMPOSE_PROFILES"])
+	}
+	if r, err := tryInstall(t, dir, nil, "--extended"); err == nil || !strings.Contains(r.stderr, "unraid-ssh.env") {
+		t.Errorf("--extended without secrets/unraid-ssh.env: %v\n%s", err, r.stderr)
+	}
+}
