@@ -329,18 +329,41 @@ for s in "${write_services[@]}"; do
 	say "derived gateway/approval_key_$s"
 done
 
-first_token=""
+# Client tokens are stored as hashes only: a new one is printed once, at
+# the end, and nowhere else.
 tokens=$secrets_dir/gateway/client_tokens
+minted=""
+mint_token() { # mint_token NAME GROUP [user=jwt]: a new client token in $minted, its hash line in the tokens file
+	build_gateway
+	local out
+	out=$("$gateway_bin" token "$@")
+	minted=$(printf '%s\n' "$out" | sed -n 's/^token .*: //p')
+	[ -n "$minted" ] || die "gateway token $1 printed no token"
+	[ -f "$tokens" ] || new_file "$tokens"
+	printf '%s\n' "$out" | grep '^sha256:' >>"$tokens"
+}
+has_token() { [ -f "$tokens" ] && grep -q "^sha256:[^ ]* $1 " "$tokens"; }
+
+first_token=""
 if ! { [ -f "$tokens" ] && grep -q '^sha256:' "$tokens"; }; then
 	if $dry_run; then
 		say "would create a first client token (openwebui, group users, user=jwt) in $tokens"
 	else
-		build_gateway
 		# OpenWebUI's end users come from its signed user token (docs/clients.md).
-		out=$("$gateway_bin" token openwebui users user=jwt)
-		first_token=$(printf '%s\n' "$out" | sed -n 's/^token .*: //p')
-		[ -f "$tokens" ] || new_file "$tokens"
-		printf '%s\n' "$out" | grep '^sha256:' >>"$tokens"
+		mint_token openwebui users user=jwt
+		first_token=$minted
+	fi
+fi
+# The demo's token for every other client (curl, MCP Inspector, Hermes,
+# Claude Desktop): the openwebui token needs OpenWebUI's signed user token
+# on every call. Group admins and no end user, so it may use every service.
+demo_token=""
+if $demo && ! has_token demo-admin; then
+	if $dry_run; then
+		say "would create a client token for the demo (demo-admin, group admins) in $tokens"
+	else
+		mint_token demo-admin admins
+		demo_token=$minted
 	fi
 fi
 
@@ -494,48 +517,110 @@ for c in "${candidates[@]}"; do
 done
 
 # --- how to connect ------------------------------------------------------------
-say ""
-urls="MCP URLs (Streamable HTTP), reachable from containers on the $network network:"
-if [ "$not_ready" -gt 0 ]; then
-	say "toolgate is up, but $not_ready service(s) are not ready (see readiness above): fix the setting each names"
-	say "in $secrets_dir/<service>.env and re-run ./install.sh. $urls"
-else
-	say "toolgate is up. $urls"
-fi
-endpoints=(web)
+# The services running, and the endpoints (/mcp/<name>) each is offered as:
+# arr, ersatztv and homeassistant as the gateway's default toolsets
+# (services/gateway/app/toolsets.go), since every endpoint a client adds
+# puts its tool schemas into every prompt.
+services=(web)
 for p in "${profiles[@]}"; do
 	case $p in
-	demo) endpoints+=(arr frigate ersatztv tuliprox homeassistant unraid demo) ;;
-	extended) endpoints+=(unraid-ssh) ;;
+	demo) services+=(arr frigate ersatztv tuliprox homeassistant unraid demo) ;;
+	extended) services+=(unraid-ssh) ;;
 	searxng) ;; # behind web_search, no endpoint of its own
-	*) endpoints+=("$p") ;;
+	*) services+=("$p") ;;
 	esac
 done
-# Each endpoint a client adds puts its tool schemas into every prompt: arr
-# and ersatztv are offered as the gateway's default toolsets instead.
-for e in $(printf '%s\n' "${endpoints[@]}" | sort -u); do
-	case $e in
-	arr) parts=(sonarr radarr prowlarr) ;;
-	ersatztv) parts=(ersatztv-channels ersatztv-playouts ersatztv-collections ersatztv-library) ;;
-	homeassistant) parts=(homeassistant-assist homeassistant-config) ;;
-	*) parts=("$e") ;;
-	esac
-	for p in "${parts[@]}"; do say "  one service:   http://gateway:8080/mcp/$p"; done
-done
-say "  every service, found on demand: http://gateway:8080/mcp/discover"
-[ -n "$publish" ] && say "  on this host:  http://$publish/mcp"
-[ -n "$approvals" ] && say "  approval page: http://$approvals/approvals/ (sign in with $secrets_dir/gateway/admin_token)"
-if [ -n "$first_token" ]; then
+mapfile -t services < <(printf '%s\n' "${services[@]}" | sort -u)
+endpoints_of() { # endpoints_of SERVICE...: their endpoint names
+	local s
+	for s in "$@"; do
+		case $s in
+		arr) echo sonarr radarr prowlarr ;;
+		ersatztv) echo ersatztv-channels ersatztv-playouts ersatztv-collections ersatztv-library ;;
+		homeassistant) echo homeassistant-assist homeassistant-config ;;
+		*) echo "$s" ;;
+		esac
+	done
+}
+# may_use GROUP: the running services GROUP may use, as the policy's data
+# says (policies/data/toolgate/groups.json, "*" for every one); anything
+# else would list no tools for it.
+may_use() {
+	local allowed s
+	allowed=" $(tr -d ' \t\r\n' <policies/data/toolgate/groups.json |
+		sed -n "s/.*\"$1\":{[^}]*\"services\":\[\([^]]*\)\].*/\1/p" | tr -d '"' | tr ',' ' ') "
+	for s in "${services[@]}"; do
+		case $allowed in *" * "* | *" $s "*) echo "$s" ;; esac
+	done
+}
+# print_token NAME GROUP TOKEN LINE...: a new token (this is the one place
+# it is shown), what it is for, and the endpoints its group may use.
+print_token() {
+	local name=$1 group=$2 token=$3 line e allowed denied
+	shift 3
 	say ""
-	say "Your first client token (shown once; it is stored only as a hash):"
-	say "  $first_token"
+	say "Client token $name, group $group (shown once; it is stored only as a hash):"
+	say "  $token"
+	for line in "$@"; do say "  $line"; done
+	mapfile -t allowed < <(may_use "$group")
+	say "  Its MCP URLs (the services group $group may use; /mcp/discover finds their tools on demand):"
+	for e in $(endpoints_of "${allowed[@]}") discover; do say "    http://gateway:8080/mcp/$e"; done
+	denied=()
+	for e in "${services[@]}"; do
+		printf '%s\n' "${allowed[@]}" | grep -qxF "$e" || denied+=("$e")
+	done
+	if [ ${#denied[@]} -gt 0 ]; then
+		# shellcheck disable=SC2046 # one endpoint name a word
+		say "  Not for this token (they would list no tools): $(printf '/mcp/%s ' $(endpoints_of "${denied[@]}"))"
+	fi
+}
+
+say ""
+if [ "$not_ready" -gt 0 ]; then
+	say "toolgate is up, but $not_ready service(s) are not ready (see readiness above): fix the setting each names"
+	say "in $secrets_dir/<service>.env and re-run ./install.sh."
+else
+	say "toolgate is up."
+fi
+say "MCP URLs (Streamable HTTP) are reachable from containers on the $network network."
+[ -n "$publish" ] && say "On this host the same paths are under http://$publish/mcp/…"
+[ -n "$approvals" ] && say "Approval page: http://$approvals/approvals/ (sign in with $secrets_dir/gateway/admin_token)"
+if [ -z "$first_token$demo_token" ]; then
+	for e in $(endpoints_of "${services[@]}"); do say "  one service:   http://gateway:8080/mcp/$e"; done
+	say "  every service, found on demand: http://gateway:8080/mcp/discover"
+	say "A client sees only what its token's groups may use (policies/data/toolgate/groups.json)."
+fi
+if [ -n "$first_token" ]; then
+	other="any other client (curl, MCP Inspector, Hermes, Claude Desktop) gets \"missing end-user token\" with it"
+	if $demo; then other="$other: use the demo-admin token below"; else other="$other: give each its own token (docs/clients.md)"; fi
+	print_token openwebui users "$first_token" \
+		"For OpenWebUI: every call must carry OpenWebUI's signed user token (set-up below);" "$other."
+fi
+if [ -n "$demo_token" ]; then
+	print_token demo-admin admins "$demo_token" \
+		"For curl, MCP Inspector, Hermes, Claude Desktop (docs/clients.md): no end user, no signed user token." \
+		"It stays valid after the demo until you delete its line (demo-admin) in $tokens."
+	addr=${publish:-127.0.0.1:8080}
+	say ""
+	if [ -n "$publish" ]; then
+		say "Try it on this host:"
+	else
+		say "Try it on this host once the gateway is published there (./install.sh --demo --publish $addr):"
+	fi
+	say "  read -rs TOOLGATE_TOKEN    # paste the demo-admin token, then Enter"
+	say "  curl -s http://$addr/mcp/demo -H \"Authorization: Bearer \$TOOLGATE_TOKEN\" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: demo_echo' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"demo_echo\",\"arguments\":{\"text\":\"hello\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}'"
+fi
+if ! $demo && has_token demo-admin; then
+	say ""
+	say "note: $tokens still holds the demo's admin token (demo-admin, every service): delete its line and"
+	say "run docker compose restart gateway, unless you still use it."
 fi
 say ""
 say "OpenWebUI: Admin Settings → External Tools → add a server of type \"MCP (Streamable HTTP)\","
 if [ -n "$first_token" ]; then
-	say "URL http://gateway:8080/mcp/<service>, authentication Bearer with the token above."
+	say "URL http://gateway:8080/mcp/<name>, authentication Bearer with the openwebui token above."
 else
-	say "URL http://gateway:8080/mcp/<service>, authentication Bearer with a client token: the one the first run of"
+	say "URL http://gateway:8080/mcp/<name>, authentication Bearer with a client token: the one the first run of"
 	say "install.sh printed, or a new one (docs/install.md, gateway/client_tokens)."
 fi
 say "So the gateway knows who is asking, set in OpenWebUI's environment (the openwebui token needs it):"

@@ -1,6 +1,9 @@
 package compose_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -243,7 +246,7 @@ func TestInstallSearXNG(t *testing.T) {
 func TestInstallSwitchesAndReadiness(t *testing.T) {
 	dir := t.TempDir()
 	first := runInstall(t, dir, map[string]string{"FAKE_RUNNING": "gateway policy web"})
-	if !strings.Contains(first.out, "Your first client token") || !strings.Contains(first.out, "the token above") {
+	if !strings.Contains(first.out, "Client token openwebui") || !strings.Contains(first.out, "the openwebui token above") {
 		t.Fatalf("the first run printed no token or does not refer to it:\n%s", first.out)
 	}
 
@@ -512,5 +515,167 @@ func TestInstallExtendedOnlyWhenAskedFor(t *testing.T) {
 	}
 	if r, err := tryInstall(t, dir, nil, "--extended"); err == nil || !strings.Contains(r.stderr, "unraid-ssh.env") {
 		t.Errorf("--extended without secrets/unraid-ssh.env: %v\n%s", err, r.stderr)
+	}
+}
+
+// printedToken is one token install.sh printed, with its MCP URLs.
+type printedToken struct {
+	group, token string
+	endpoints    []string // the <name> of each http://gateway:8080/mcp/<name>, sorted
+}
+
+// printedTokens reads the "Client token NAME, group GROUP" blocks of
+// install.sh's output.
+func printedTokens(t *testing.T, out string) map[string]printedToken {
+	t.Helper()
+	tokens := map[string]printedToken{}
+	for _, block := range strings.Split(out, "\n\n") {
+		m := regexp.MustCompile(`(?m)^Client token (\S+), group (\S+) \(shown once.*\n  (tg_[A-Za-z0-9_-]+)$`).FindStringSubmatch(block)
+		if m == nil {
+			continue
+		}
+		p := printedToken{group: m[2], token: m[3]}
+		for _, u := range regexp.MustCompile(`(?m)^    http://gateway:8080/mcp/(\S+)$`).FindAllStringSubmatch(block, -1) {
+			p.endpoints = append(p.endpoints, u[1])
+		}
+		slices.Sort(p.endpoints)
+		tokens[m[1]] = p
+	}
+	return tokens
+}
+
+// endpointsFor is what a client of group may use among services, from
+// the policy's data (groups.json) and the gateway's default toolsets, plus
+// the discovery endpoint: what install.sh should print for its token.
+func endpointsFor(t *testing.T, group string, services []string) []string {
+	t.Helper()
+	b, err := os.ReadFile("../policies/data/toolgate/groups.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data struct {
+		Groups map[string]struct {
+			Services []string `json:"services"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal(b, &data); err != nil {
+		t.Fatal(err)
+	}
+	g, ok := data.Groups[group]
+	if !ok {
+		t.Fatalf("groups.json has no group %q", group)
+	}
+	toolsets, err := os.ReadFile("../services/gateway/app/toolsets.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	split := map[string][]string{}
+	for _, m := range regexp.MustCompile(`\{Name: "([a-z-]+)", Service: "([a-z-]+)"`).FindAllStringSubmatch(string(toolsets), -1) {
+		split[m[2]] = append(split[m[2]], m[1])
+	}
+	if len(split) < 3 {
+		t.Fatalf("found the default toolsets of only %v in toolsets.go", split)
+	}
+	out := []string{"discover"}
+	for _, s := range services {
+		if !slices.Contains(g.Services, "*") && !slices.Contains(g.Services, s) {
+			continue
+		}
+		if parts, ok := split[s]; ok {
+			out = append(out, parts...)
+		} else {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// --demo prints two new tokens once: openwebui (group users; every call
+// needs OpenWebUI's signed user token) and demo-admin (group admins, no end
+// user, for curl, MCP Inspector, Hermes, Claude Desktop), each with exactly
+// the endpoints its group may use, and a curl to try that names no token.
+// The tokens file holds their hashes only; a re-run prints no token; a real
+// install afterwards says the demo's admin token is still valid.
+func TestInstallDemoTokens(t *testing.T) {
+	dir := t.TempDir()
+	r := runInstall(t, dir, nil, "--demo")
+	demoServices := []string{"web", "arr", "frigate", "ersatztv", "tuliprox", "homeassistant", "unraid", "demo"}
+	tokens := printedTokens(t, r.out)
+	if len(tokens) != 2 {
+		t.Fatalf("printed tokens %v, want openwebui and demo-admin:\n%s", tokens, r.out)
+	}
+	lines, err := os.ReadFile(filepath.Join(dir, "secrets", "gateway", "client_tokens"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]struct{ group, mode string }{"openwebui": {"users", " user=jwt"}, "demo-admin": {"admins", ""}} {
+		p, ok := tokens[name]
+		if !ok || p.group != want.group {
+			t.Errorf("token %s: printed %v, want group %s", name, p, want.group)
+			continue
+		}
+		sum := sha256.Sum256([]byte(p.token))
+		line := "sha256:" + hex.EncodeToString(sum[:]) + " " + name + " " + want.group + want.mode
+		if !slices.Contains(strings.Split(string(lines), "\n"), line) {
+			t.Errorf("the tokens file lacks %q:\n%s", line, lines)
+		}
+		if strings.Count(r.out, p.token) != 1 || strings.Contains(r.log, p.token) || strings.Contains(string(lines), p.token) {
+			t.Errorf("token %s is shown more than once, or written somewhere", name)
+		}
+		if want := endpointsFor(t, want.group, demoServices); !slices.Equal(p.endpoints, want) {
+			t.Errorf("token %s (group %s) lists %v, want %v", name, p.group, p.endpoints, want)
+		}
+	}
+	// The shipped data: users may not use unraid, admins may use it all.
+	if slices.Contains(tokens["openwebui"].endpoints, "unraid") || !slices.Contains(tokens["demo-admin"].endpoints, "unraid") {
+		t.Errorf("unraid listed for openwebui %v or not for demo-admin %v", tokens["openwebui"].endpoints, tokens["demo-admin"].endpoints)
+	}
+	if !strings.Contains(r.out, "missing end-user token") {
+		t.Errorf("install.sh does not say what the openwebui token does with other clients:\n%s", r.out)
+	}
+	curl := regexp.MustCompile(`(?m)^  curl -s http://127\.0\.0\.1:8080/mcp/demo -H "Authorization: Bearer \$TOOLGATE_TOKEN" .*tools/call.*$`).FindString(r.out)
+	if curl == "" || !slices.Contains(tokens["demo-admin"].endpoints, "demo") || !strings.Contains(r.out, "--publish 127.0.0.1:8080") {
+		t.Errorf("no curl against the demo with $TOOLGATE_TOKEN, or no word on publishing the gateway:\n%s", r.out)
+	}
+
+	// A re-run prints no token; a published gateway is tried where it is.
+	r = runInstall(t, dir, nil, "--demo", "--publish", "127.0.0.1:18080")
+	if len(printedTokens(t, r.out)) != 0 || strings.Contains(r.out, "tg_") {
+		t.Errorf("a re-run printed a token:\n%s", r.out)
+	}
+	again, _ := os.ReadFile(filepath.Join(dir, "secrets", "gateway", "client_tokens"))
+	if string(again) != string(lines) {
+		t.Errorf("a re-run changed the tokens file:\n%s", again)
+	}
+
+	// A real install afterwards keeps the demo's admin token and says so.
+	if r := runInstall(t, dir, nil); !strings.Contains(r.out, "demo-admin") {
+		t.Errorf("a real install does not mention the demo's admin token:\n%s", r.out)
+	}
+}
+
+// A real first install prints only the openwebui token, with the endpoints
+// of the services it runs that group users may use: not /mcp/unraid.
+func TestInstallFirstTokenEndpoints(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "secrets"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"arr.env", "unraid.env"} {
+		if err := os.WriteFile(filepath.Join(dir, "secrets", f), []byte("# set\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runInstall(t, dir, nil)
+	tokens := printedTokens(t, r.out)
+	if _, ok := tokens["demo-admin"]; ok || len(tokens) != 1 {
+		t.Fatalf("printed tokens %v, want only openwebui:\n%s", tokens, r.out)
+	}
+	if got, want := tokens["openwebui"].endpoints, endpointsFor(t, "users", []string{"web", "arr", "unraid"}); !slices.Equal(got, want) {
+		t.Errorf("openwebui lists %v, want %v:\n%s", got, want, r.out)
+	}
+	if !regexp.MustCompile(`(?m)^  Not for this token .*/mcp/unraid `).MatchString(r.out) {
+		t.Errorf("install.sh does not say that /mcp/unraid is not for this token:\n%s", r.out)
 	}
 }
