@@ -8,7 +8,7 @@
 #   ./install.sh --extended      also start the extended Unraid diagnosis over
 #                                SSH (unraid-ssh, profile extended; needs
 #                                secrets/unraid-ssh.env); --no-extended stops it
-#   ./install.sh --down          stop the stack (secrets and pins stay)
+#   ./install.sh --down          stop the stack (secrets and volumes stay)
 #   ./install.sh --dry-run       print what would be done, do nothing
 #
 # More options: --project NAME (default toolgate), --secrets DIR (default
@@ -204,7 +204,7 @@ if ! docker compose version >/dev/null 2>&1; then
 fi
 
 if $down; then
-	say "== stopping project $project (secrets in $secrets_dir and the pins volume stay)"
+	say "== stopping project $project (secrets in $secrets_dir and the volumes — pins, tickets, YAML backups — stay)"
 	# Containers of others (OpenWebUI) would keep the clients network alive.
 	for c in $(docker network inspect -f '{{range .Containers}}{{.Name}} {{end}}' "${project}_clients" 2>/dev/null); do
 		if [ "$(docker container inspect -f '{{index .Config.Labels "com.docker.compose.project"}}' "$c" 2>/dev/null)" != "$project" ]; then

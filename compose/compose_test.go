@@ -1,7 +1,8 @@
 // Package compose_test checks the compose definition without a Docker
 // engine (these machines cannot pull images): the bundled SearXNG's
 // hardening and networks, that the demo's fake never answers as searxng,
-// and that a bare `docker compose up` before install.sh stops with one line.
+// that a bare `docker compose up` before install.sh stops with one line,
+// and that docs/install.md lists every profile's containers.
 package compose_test
 
 import (
@@ -207,5 +208,49 @@ func TestBareComposeSaysRunInstallFirst(t *testing.T) {
 		if err == nil || len(lines) != 1 || !strings.Contains(lines[0], "run ./install.sh first") {
 			t.Errorf("profile %s: bare compose: err %v, output %q; want one line saying to run ./install.sh first", profile, err, out)
 		}
+	}
+}
+
+// docs/install.md's profiles table names exactly the containers each
+// compose profile adds, and those without a profile on its "(always)" row:
+// no profile is missing or "reserved" (homeassistant and ersatztv once
+// were).
+func TestInstallDocListsEveryProfile(t *testing.T) {
+	t.Parallel()
+	want := map[string][]string{}
+	for name, s := range load(t) {
+		if len(s.Profiles) == 0 {
+			want["(always)"] = append(want["(always)"], name)
+		}
+		for _, p := range s.Profiles {
+			want["`"+p+"`"] = append(want["`"+p+"`"], name)
+		}
+	}
+	b, err := os.ReadFile("../docs/install.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "\n## Profiles\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	got := map[string][]string{}
+	for _, m := range regexp.MustCompile(`(?m)^\| ([^|]+) \| ([^|]+) \|`).FindAllStringSubmatch(section, -1) {
+		if m[1] == "profile" || strings.HasPrefix(m[1], "---") {
+			continue
+		}
+		for _, c := range regexp.MustCompile("`([a-z-]+)`").FindAllStringSubmatch(m[2], -1) {
+			got[m[1]] = append(got[m[1]], c[1])
+		}
+	}
+	for profile, containers := range want {
+		slices.Sort(containers)
+		have := got[profile]
+		slices.Sort(have)
+		if !slices.Equal(have, containers) {
+			t.Errorf("docs/install.md's profiles table: row %s names %v, want %v (compose/toolgate.yaml)", profile, have, containers)
+		}
+		delete(got, profile)
+	}
+	for profile := range got {
+		t.Errorf("docs/install.md's profiles table has a row %s that compose/toolgate.yaml has no profile for", profile)
 	}
 }
