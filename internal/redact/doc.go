@@ -22,7 +22,8 @@
 //	              cookie cookies                                  Cookie, Set-Cookie, cookies
 //	              sessionid                                       sessionId, JSESSIONID
 //	              bearer                                          bearer
-//	              webhookurl                                      discordWebhookUrl (the URL embeds a token)
+//	              webhookurl cloudhookurl                         discordWebhookUrl, cloudhook_url (the URL embeds a token)
+//	              webhookid webhookids                            webhook_id (Home Assistant: knowing it triggers the automation)
 //	equals        auth pass pwd                                   auth (docker config.json), pass, pwd
 //
 // Deliberately not secret, because home-lab APIs use them for harmless data:
@@ -74,6 +75,12 @@
 //     (password => '...'). An unquoted value ends at
 //     whitespace or one of & # , ; " ' < > ) ] } ` \ ; a secret containing
 //     one of those is only partly caught unless it is a known value.
+//  6. Webhook URLs: the rest of the path after a "webhook" or "webhooks"
+//     segment ("/api/webhook/[REDACTED]", Discord's
+//     "/api/webhooks/[REDACTED]") and the whole path of a URL whose host
+//     starts with "hooks." ("https://hooks.nabu.casa/[REDACTED]"); the
+//     query and fragment stay. Not in the decoded view: a percent- or
+//     JSON-escaped hook path is not caught.
 //
 // The rules prefer over-redaction ("Primary key: id" loses "id") to leaks.
 //

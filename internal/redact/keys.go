@@ -18,7 +18,8 @@ var (
 		"cookie", "cookies",
 		"sessionid",
 		"bearer",
-		"webhookurl",
+		"webhookurl", "cloudhookurl",
+		"webhookid", "webhookids",
 	}
 	// secretExact: too generic to match as a suffix ("bypass", "compass").
 	secretExact = []string{"auth", "pass", "pwd"}

@@ -111,6 +111,9 @@ func (r *Redactor) String(s string) string {
 	if colon || strings.IndexByte(s, '=') >= 0 {
 		s = redactPairs(s)
 	}
+	if strings.Contains(s, "hook") {
+		s = redactHookPaths(s)
+	}
 	return s
 }
 

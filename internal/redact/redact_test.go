@@ -283,6 +283,7 @@ func FuzzString(f *testing.F) {
 		"BeArer =0", "BeArer BeArer=0", // once not idempotent
 		base64.StdEncoding.EncodeToString([]byte("x" + secret + "y")), "Zq9%21secret", "Zq9&#33;secret", `Zq9\u0021secret`,
 		"/x?next=%2Fa%3Ftoken%3Dv%26b%3D1", "password => 'x'", "&quot;token&quot;:&quot;v&quot;",
+		"/api/webhook/" + secret, "https://hooks.x/" + secret + "?a", "/webhooks/[REDACTED]/x", "@hooks./", "webhook_id=" + secret,
 	} {
 		f.Add(s)
 	}

@@ -115,6 +115,62 @@ func redactUserinfo(s string) string {
 	return p.result()
 }
 
+// redactHookPaths replaces the rest of a URL path after a "webhook" or
+// "webhooks" segment (Home Assistant's /api/webhook/<id>, Discord's
+// /api/webhooks/<id>/<token>) and the path of a URL whose host starts with
+// "hooks." (Nabu Casa's cloudhooks, Slack's incoming webhooks): whoever
+// knows it can trigger the hook, so it is a credential.
+func redactHookPaths(s string) string {
+	p := splicer{s: s}
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], "hook")
+		if j < 0 {
+			break
+		}
+		j += i
+		i = j + len("hook")
+		from := hookSecretStart(s, j)
+		if from < 0 || strings.HasPrefix(s[from:], Marker) {
+			continue
+		}
+		to := from
+		for to < len(s) && !isValueStop(s[to]) && s[to] != '?' {
+			to++
+		}
+		if to > from {
+			p.replace(from, to)
+			i = to
+		}
+	}
+	return p.result()
+}
+
+// hookSecretStart returns where the secret part of a hook URL starts, for
+// "hook" found at s[j:], or -1.
+func hookSecretStart(s string, j int) int {
+	k := j + len("hook")
+	// A path segment "webhook" or "webhooks" (any case) and a slash.
+	if j >= 4 && s[j-4] == '/' && strings.EqualFold(s[j-3:k], "webhook") {
+		if k < len(s) && (s[k] == 's' || s[k] == 'S') {
+			k++
+		}
+		if k < len(s) && s[k] == '/' {
+			return k + 1
+		}
+		return -1
+	}
+	// A host "hooks.…" right after the scheme (or a userinfo); the secret
+	// is its path.
+	if (j >= 3 && s[j-3:j] == "://" || j >= 1 && s[j-1] == '@') && strings.HasPrefix(s[k:], "s.") {
+		for h := k; h < len(s) && !isValueStop(s[h]) && s[h] != '?'; h++ {
+			if s[h] == '/' {
+				return h + 1
+			}
+		}
+	}
+	return -1
+}
+
 func isToken68(c byte) bool {
 	return isAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/'
 }

@@ -33,6 +33,20 @@ func TestString(t *testing.T) {
 		{"at in query is not userinfo", "https://host?u=a@b", "https://host?u=a@b"},
 		{"postgres dsn", "postgres://app:s3cr3t@db:5432/app?sslmode=disable", "postgres://[REDACTED]@db:5432/app?sslmode=disable"},
 
+		// Webhook URLs: whoever knows the path triggers the hook.
+		{"home assistant webhook", "POST https://ha.lan:8123/api/webhook/-Xk9_planted-id now", "POST https://ha.lan:8123/api/webhook/[REDACTED] now"},
+		{"relative webhook path", `"/api/webhook/3b6f0c2e9d8a71f4"`, `"/api/webhook/[REDACTED]"`},
+		{"webhook path with a query", "/api/webhook/abc123?x=1#f", "/api/webhook/[REDACTED]?x=1#f"},
+		{"discord webhook", "https://discord.com/api/webhooks/1234/tok-EN_x", "https://discord.com/api/webhooks/[REDACTED]"},
+		{"capitalised segment", "http://h/Webhook/abc", "http://h/Webhook/[REDACTED]"},
+		{"nabu casa cloudhook", "cloudhook https://hooks.nabu.casa/gAAAAABplanted== ok", "cloudhook https://hooks.nabu.casa/[REDACTED] ok"},
+		{"slack hook", "https://hooks.slack.com/services/T0/B0/XXXX", "https://hooks.slack.com/[REDACTED]"},
+		{"hook host after userinfo", "https://u:p@hooks.example.net/abc", "https://[REDACTED]@hooks.example.net/[REDACTED]"},
+		{"webhook id pair", "webhook_id: -Xk9_planted-id\nplatform: webhook", "webhook_id: [REDACTED]\nplatform: webhook"},
+		{"webhook words are not paths", "platform: webhook, a webhook/trigger, /webhooks, webhooks.example/x, /api/webhook/", "platform: webhook, a webhook/trigger, /webhooks, webhooks.example/x, /api/webhook/"},
+		{"hooks host without a path", "https://hooks.nabu.casa", "https://hooks.nabu.casa"},
+		{"not a hooks host", "https://githooks.example/abc", "https://githooks.example/abc"},
+
 		// Query parameters.
 		{"apikey", "http://h/api?apikey=abc123", "http://h/api?apikey=[REDACTED]"},
 		{"mixed case", "http://h/api?ApiKey=abc123&page=1", "http://h/api?ApiKey=[REDACTED]&page=1"},

@@ -31,6 +31,10 @@ import (
 // gwToken is the planted long-lived access token of the gateway tests.
 const gwToken = "ha-Planted-gateway-token-77e1c0ffee"
 
+// gwHookID is a planted webhook id: whoever knows it triggers the
+// automation behind it, so no answer, log or audit line may carry it.
+const gwHookID = "-Planted_gateway-webhook-2b7e"
+
 // catalogBudget is every endpoint's tools/list budget.
 const catalogBudget = 12 << 10
 
@@ -61,6 +65,8 @@ func startStackNotifying(t *testing.T, writes bool, notifyService string) *stack
 	o := fakehass.DemoHome(fakehass.Options{Token: gwToken, ConfigDir: dir})
 	// A careless or hostile HA echoes the token in an attribute.
 	o.Entities[0].Attributes["note"] = "token " + gwToken
+	// ... and a webhook URL.
+	o.Entities[0].Attributes["callback"] = "https://ha.lan:8123/api/webhook/" + gwHookID
 	// Outside: what a person must approve besides locks and garage doors.
 	o.Areas = append(o.Areas, fakehass.Area{ID: "outside", Name: "Outside", Floor: "ground_floor"})
 	o.Entities = append(o.Entities,
@@ -111,7 +117,7 @@ func startStackNotifying(t *testing.T, writes bool, notifyService string) *stack
 	st.g.SetService(st.svc.Handler())
 	st.g.App.Router.RefreshAll(t.Context())
 	st.mc = st.g.ClientAt("openwebui", "ann@example.org", "/mcp/homeassistant")
-	t.Cleanup(func() { st.g.NoLeaks(t, []string{gwToken}, nil) })
+	t.Cleanup(func() { st.g.NoLeaks(t, []string{gwToken, gwHookID}, nil) })
 	return st
 }
 
@@ -174,6 +180,37 @@ func TestRelayThroughTheGatewayWithBothClients(t *testing.T) {
 		t.Fatal("the go-sdk wire recorder saw no result; the leak check would prove nothing")
 	}
 	st.g.NoLeaks(t, []string{gwToken}, map[string]string{"go-sdk wire": sdkWire.String()})
+}
+
+// A webhook id in Home Assistant's answers or in its configuration reaches
+// no client, log or audit line through the gateway: an entity attribute, an
+// automation's webhook trigger, its raw lines, a search for it.
+func TestWebhookIDsNeverLeaveThroughTheGateway(t *testing.T) {
+	st := startStack(t, false)
+	f, err := os.OpenFile(filepath.Join(st.configDir, "automations.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString("- id: '1700000000030'\n  alias: Doorbell\n  triggers:\n    - trigger: webhook\n      webhook_id: " + gwHookID + "\n  actions:\n    - action: light.turn_on\n      target:\n        entity_id: light.kitchen_ceiling\n")
+	if cerr := f.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		has  string
+	}{
+		{"ha_entity_get", map[string]any{"entity_id": "light.living_room_lamp"}, "/api/webhook/[REDACTED]"},
+		{"ha_yaml_get", map[string]any{"kind": "automation", "id": "1700000000030"}, `"webhook_id":"[REDACTED]"`},
+		{"ha_yaml_read_source", map[string]any{"file": "automations"}, "webhook_id: [REDACTED]"},
+		{"ha_yaml_find_source", map[string]any{"query": "Planted_gateway"}, `"total":0`},
+	} {
+		res, isErr := st.call(t, c.tool, c.args)
+		if raw := toJSON(res); isErr || !strings.Contains(raw, c.has) {
+			t.Errorf("%s: %s lacks %s", c.tool, raw, c.has)
+		}
+	}
+	// The cleanup's NoLeaks checks every answer, log and audit line.
 }
 
 // A lock, an alarm panel, a garage door, a camera, a siren, a valve (the

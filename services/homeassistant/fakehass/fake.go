@@ -75,6 +75,7 @@ type Fake struct {
 	reloadFail map[string]bool
 	requests   int
 	mcpTools   func([]map[string]any) []map[string]any
+	answers    map[string]string
 }
 
 // New returns a fake over a copy of o's home.

@@ -263,6 +263,17 @@ func (f *Fake) EditTools(edit func([]map[string]any) []map[string]any) {
 	f.mcpTools = edit
 }
 
+// AnswerTool makes a call of the MCP tool name answer text (a tool a test
+// lists with EditTools, such as one of the HACS server's).
+func (f *Fake) AnswerTool(name, text string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.answers == nil {
+		f.answers = map[string]string{}
+	}
+	f.answers[name] = text
+}
+
 func toolError(format string, args ...any) (string, bool) {
 	return "Error calling tool: " + fmt.Sprintf(format, args...), true
 }
@@ -284,6 +295,9 @@ func (f *Fake) callTool(name string, args map[string]any) (string, bool) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if text, ok := f.answers[name]; ok {
+		return text, false
+	}
 	switch name {
 	case "GetDateTime":
 		now := f.now()

@@ -1,8 +1,10 @@
 // Package mask hides credentials in Home Assistant configuration text before
 // it leaves the service: values of keys that name a credential (password,
-// token, api_key, …), the names behind !secret (a name can say what the
-// secret is for, and guessing secrets.yaml's keys should not be helped), and
-// user:password@ in URLs. It works on raw text, comments included, because
+// token, api_key, webhook_id, …), the names behind !secret (a name can say
+// what the secret is for, and guessing secrets.yaml's keys should not be
+// helped), user:password@ in URLs, and webhook ids in webhook URLs
+// (/api/webhook/<id>, https://hooks.nabu.casa/<token>): whoever knows one
+// triggers the automation behind it. It works on raw text, comments included, because
 // commented-out blocks are exactly where old credentials survive.
 package mask
 
@@ -27,6 +29,9 @@ var (
 	key = regexp.MustCompile(`(?:^|([\s{,\-#(&?;]))["']?([A-Za-z0-9_.\-]{1,64})["']?\s*[:=]`)
 	// userinfo is scheme://user:password@.
 	userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)([^/\s:@]+):([^/\s@]+)@`)
+	// hookPath is what follows a webhook path segment, or the path of a
+	// hooks.* host (redact's rule, in this package's mask).
+	hookPath = regexp.MustCompile("(/[Ww]ebhooks?/|(?:://|@)hooks\\.[^/\\s?#\"'<>]*/)([^\\s?#\"'<>,;)\\]}`\\\\&]+)")
 )
 
 // Text masks credentials in configuration text line by line. Structure,
@@ -35,6 +40,7 @@ var (
 func Text(s string) string {
 	s = secretTag.ReplaceAllString(s, "!secret${1}"+Masked)
 	s = userinfo.ReplaceAllString(s, "${1}${2}:"+Masked+"@")
+	s = hookPath.ReplaceAllString(s, "${1}"+Masked)
 	var b strings.Builder
 	last := 0
 	for _, m := range key.FindAllStringSubmatchIndex(s, -1) {

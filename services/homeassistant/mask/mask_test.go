@@ -25,6 +25,12 @@ func TestText(t *testing.T) {
 		{"harmless keys", "  name: Kitchen\n  entity_id: light.kitchen", "  name: Kitchen\n  entity_id: light.kitchen"},
 		{"block scalar indicator", "  password: |\n    x", "  password: |\n    x"},
 		{"line numbers kept", "a: 1\npassword: 2\nb: 3", "a: 1\npassword: ***\nb: 3"},
+		{"webhook trigger id", "    - platform: webhook\n      webhook_id: -Xk9_planted-id", "    - platform: webhook\n      webhook_id: ***"},
+		{"webhook id quoted", `      webhook_id: "garage-open-7f3a"  # from the phone`, `      webhook_id: ***  # from the phone`},
+		{"webhook url", "  resource: https://ha.lan:8123/api/webhook/-Xk9_planted-id?x=1", "  resource: https://ha.lan:8123/api/webhook/***?x=1"},
+		{"relative webhook url", `  url: "/api/webhook/abc123"`, `  url: "/api/webhook/***"`},
+		{"cloudhook", "# cloudhook: https://hooks.nabu.casa/gAAAAAB-planted", "# cloudhook: https://hooks.nabu.casa/***"},
+		{"webhook words stay", "  platform: webhook\n  allowed_methods: [POST]", "  platform: webhook\n  allowed_methods: [POST]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -100,14 +100,18 @@ var Reads = map[string]bool{
 	// HACS "Native MCP for Home Assistant": its read-only tools.
 	"ha_list_states": true, "ha_get_state": true, "ha_describe_entity": true, "ha_list_services": true,
 	"ha_search": true, "ha_render_template": true, "ha_validate_config": true, "ha_trace": true,
-	"ha_list_events": true, "ha_webhook": true, "ha_history": true,
+	"ha_list_events": true, "ha_history": true,
 }
 
 // Withheld are upstream tools the relay never offers: ha_auth mints and
-// lists access tokens (a token in a result would reach the model), and
+// lists access tokens (a token in a result would reach the model),
+// ha_webhook lists the registered webhooks to hand their URLs out (a
+// webhook id works like a password: whoever knows it triggers the
+// automation or, for the companion app's, sends it data), and
 // ha_yaml_config edits YAML without this service's guard (the guarded YAML
-// tools replace it).
-var Withheld = map[string]bool{"ha_auth": true, "ha_yaml_config": true}
+// tools replace it). Webhook ids elsewhere (a trace's trigger, a
+// configuration) are redacted by key and by URL (internal/redact, mask).
+var Withheld = map[string]bool{"ha_auth": true, "ha_webhook": true, "ha_yaml_config": true}
 
 // Relay mirrors an MCP server's tools into a toolkit service.
 type Relay struct {

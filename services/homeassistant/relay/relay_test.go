@@ -142,6 +142,64 @@ func TestRelayedRead(t *testing.T) {
 	}, haToken)
 }
 
+// Planted webhook ids: an automation's (whoever knows it triggers the
+// automation), the companion app's (it accepts the phone's data) and a
+// Nabu Casa cloudhook's token.
+const (
+	plantedHookID   = "-Planted_webhook-id-9f3c1e"
+	plantedMobileID = "3b6f0c2e9d8a71f45e2c0b9a8d7f6e5c4b3a2918e7d6c5b4a3928170f6e5d4c3"
+	plantedCloud    = "gAAAAABplanted-cloudhook-token-42"
+)
+
+// hacsWebhookTools makes the fake HA offer three tools of the HACS server
+// whose answers carry webhook ids: ha_webhook (the list of registered
+// webhooks), ha_trace (an automation triggered by a webhook) and
+// ha_describe_entity (a companion app's device and its config entry).
+func hacsWebhookTools(f *fakehass.Fake) {
+	f.EditTools(func(list []map[string]any) []map[string]any {
+		for _, n := range []string{"ha_webhook", "ha_trace", "ha_describe_entity"} {
+			list = append(list, map[string]any{"name": n, "description": "HACS " + n, "inputSchema": json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}}}`)})
+		}
+		return list
+	})
+	f.AnswerTool("ha_webhook", toJSON(map[string]any{"items": []any{
+		map[string]any{"webhook_id": plantedHookID, "domain": "automation", "name": "Garage open", "local_only": true, "url": "/api/webhook/" + plantedHookID},
+	}, "total": 1}))
+	f.AnswerTool("ha_trace", toJSON(map[string]any{"success": true, "result": map[string]any{
+		"trigger": map[string]any{"platform": "webhook", "webhookId": plantedHookID, "description": "webhook"},
+		"config":  map[string]any{"triggers": []any{map[string]any{"trigger": "webhook", "webhook_id": plantedHookID, "allowed_methods": []any{"POST"}}}},
+		"log":     "POST https://ha.lan:8123/api/webhook/" + plantedHookID + " from 192.168.1.20",
+	}}))
+	f.AnswerTool("ha_describe_entity", toJSON(map[string]any{
+		"entity_id": "device_tracker.pixel_8", "platform": "mobile_app",
+		"config_entry": map[string]any{"webhook_id": plantedMobileID, "cloudhook_url": "https://hooks.nabu.casa/" + plantedCloud},
+		"note":         "the app posts to /api/webhook/" + plantedMobileID + " or https://hooks.nabu.casa/" + plantedCloud,
+	}))
+}
+
+// No webhook id leaves in a relayed result: ha_webhook, which exists to
+// hand webhook URLs out, is not relayed at all, and the ids other tools
+// show (under webhook_id-like keys, in webhook and cloudhook URLs) are
+// redacted.
+func TestWebhookIDsNeverLeaveARelayedResult(t *testing.T) {
+	h := newHome(t, nil)
+	hacsWebhookTools(h.fake)
+	_, s, _ := serve(t, h, Settings{})
+	tools := listed(t, s)
+	if _, ok := tools["ha_webhook"]; ok {
+		t.Error("ha_webhook is relayed")
+	}
+	if _, ok := tools["ha_trace"]; !ok {
+		t.Fatal("ha_trace is not relayed; the test would prove nothing")
+	}
+	s.RunReads(t, []toolkittest.ReadCase{
+		{Name: "a trace of a webhook trigger", Tool: "ha_trace", Args: map[string]any{"id": "garage"},
+			Has: []string{`"webhook_id":"[REDACTED]"`, `"webhookId":"[REDACTED]"`, "/api/webhook/[REDACTED] from 192.168.1.20", `"platform":"webhook"`}},
+		{Name: "a companion app's config entry", Tool: "ha_describe_entity", Args: map[string]any{"id": "device_tracker.pixel_8"},
+			Has: []string{`"webhook_id":"[REDACTED]"`, `"cloudhook_url":"[REDACTED]"`, "/api/webhook/[REDACTED] or https://hooks.nabu.casa/[REDACTED]"}},
+	}, haToken, plantedHookID, plantedMobileID, plantedCloud)
+}
+
 // A relayed write previews what it would touch, with facts for the
 // policy, changes nothing, and applies exactly once with an approval.
 func TestRelayedWritePreviewAndApply(t *testing.T) {
@@ -272,6 +330,7 @@ func TestToolsFromUpstream(t *testing.T) {
 		{Name: "ha_call_service", InputSchema: schema, Annotations: map[string]any{"readOnlyHint": true, "destructiveHint": true}},
 		{Name: "ha_auth", InputSchema: schema},
 		{Name: "ha_yaml_config", InputSchema: schema},
+		{Name: "ha_webhook", InputSchema: schema},
 		{Name: "HassTurnOn", InputSchema: schema},
 		{Name: "bad name!", InputSchema: schema},
 		{Name: "refs", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"file:///etc/passwd"}}}`)},
@@ -287,7 +346,7 @@ func TestToolsFromUpstream(t *testing.T) {
 	if !slices.Equal(names, []string{"ha_HassTurnOn", "ha_call_service", "ha_get_state"}) {
 		t.Fatalf("tools %v (skipped %v)", names, skipped)
 	}
-	for _, n := range []string{"ha_auth", "ha_yaml_config", "refs", "array", "deep", "HassTurnOn"} {
+	for _, n := range []string{"ha_auth", "ha_yaml_config", "ha_webhook", "refs", "array", "deep", "HassTurnOn"} {
 		if skipped[n] == "" {
 			t.Errorf("%s was not skipped: %v", n, skipped)
 		}

@@ -130,6 +130,89 @@ func TestReadsAreMaskedAndConfined(t *testing.T) {
 	}
 }
 
+// plantedHookID is the webhook id of an automation with a webhook trigger:
+// whoever knows it triggers the automation (here: opens the garage).
+const plantedHookID = "-Planted_garage-webhook-5e1d"
+
+// webhookAutomations adds that automation and one that posts to it.
+const webhookAutomations = `- id: '1700000000020'
+  alias: Open garage from the phone
+  triggers:
+    - trigger: webhook
+      webhook_id: ` + plantedHookID + `
+      allowed_methods: [POST]
+      local_only: true
+  actions:
+    - action: cover.open_cover
+      target:
+        entity_id: cover.garage_door
+- id: '1700000000021'
+  alias: Tell the garage
+  triggers:
+    - trigger: time
+      at: '07:00:00'
+  actions:
+    - action: rest_command.call
+      data:
+        url: https://ha.lan:8123/api/webhook/` + plantedHookID + `
+`
+
+// No webhook id of the configuration leaves: not in an entry, not in the
+// raw lines, not in a search's answer (a search for it finds nothing), not
+// in an edit's diff; and an entry shown masked and sent back keeps its id.
+func TestWebhookIDsNeverShow(t *testing.T) {
+	h := newHarness(t, func(dir string) {
+		f, err := os.OpenFile(filepath.Join(dir, "automations.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(webhookAutomations); err != nil {
+			t.Fatal(err)
+		}
+	})
+	secrets := append([]string{plantedHookID, "garage-webhook"}, secretValues...)
+	var shown map[string]any
+	h.svc.RunReads(t, []toolkittest.ReadCase{
+		{Name: "an entry's trigger", Tool: "ha_yaml_get", Args: map[string]any{"kind": "automation", "id": "1700000000020"},
+			Has:   []string{`"webhook_id":"[REDACTED]"`, `"trigger":"webhook"`, `"local_only":true`},
+			Check: func(t *testing.T, got map[string]any) { shown, _ = got["config"].(map[string]any) }},
+		{Name: "an entry's webhook URL", Tool: "ha_yaml_get", Args: map[string]any{"kind": "automation", "id": "1700000000021"},
+			Has: []string{`/api/webhook/[REDACTED]`}},
+		{Name: "the raw lines", Tool: "ha_yaml_read_source", Args: map[string]any{"file": "automations"},
+			Has: []string{"webhook_id: [REDACTED]", "url: https://ha.lan:8123/api/webhook/[REDACTED]"}},
+		{Name: "a search for the id finds nothing", Tool: "ha_yaml_find_source", Args: map[string]any{"query": "garage-webhook"}, Has: []string{`"total":0`}},
+		{Name: "a search for webhooks shows them masked", Tool: "ha_yaml_find_source", Args: map[string]any{"query": "webhook"}, Has: []string{`"total":3`}},
+	}, secrets...)
+	if shown == nil {
+		t.Fatal("ha_yaml_get showed no config")
+	}
+
+	// The entry as shown, with a new alias: the id stays in the file.
+	shown["alias"] = "Open the garage from the phone"
+	args := map[string]any{"kind": "automation", "id": "1700000000020", "config": shown}
+	prev, isErr := h.svc.Call(t, "ha_yaml_update", args, "")
+	if isErr {
+		t.Fatalf("preview: %v", prev)
+	}
+	diff := toJSONText(prev)
+	if !strings.Contains(diff, "+  alias: Open the garage from the phone") || strings.Contains(diff, `\n-      webhook_id`) || strings.Contains(diff, `\n+      webhook_id`) {
+		t.Errorf("the diff should change only the alias: %s", diff)
+	}
+	tok := h.svc.Approve(t, "homeassistant", "ha_yaml_update", args, "tkt-hook")
+	if out, isErr := h.svc.Call(t, "ha_yaml_update", args, tok); isErr {
+		t.Fatalf("confirm: %v", out)
+	}
+	if after := h.read(t, "automations.yaml"); !strings.Contains(after, "webhook_id: "+plantedHookID+"\n") || !strings.Contains(after, "alias: Open the garage from the phone") {
+		t.Errorf("the webhook id was not kept:\n%s", after)
+	}
+	for _, leak := range secrets {
+		if strings.Contains(diff, leak) {
+			t.Errorf("the preview shows %q", leak)
+		}
+	}
+}
+
 // A symlink in place of a file the tools use, wherever it points, a hard
 // link to secrets.yaml and anything that is not a regular file are
 // refused by every tool that would open it; nothing of the target shows.
