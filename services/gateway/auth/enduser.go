@@ -198,8 +198,6 @@ func userTokenProblem(err error) string {
 		return "end-user token lacks a required claim (exp, iss, or the configured aud)"
 	case errors.Is(err, jwt.ErrTokenUsedBeforeIssued), errors.Is(err, jwt.ErrTokenNotValidYet):
 		return "end-user token is not valid yet (are the clocks of OpenWebUI and toolgate apart?)"
-	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
-		return "end-user token has the wrong issuer"
 	case errors.Is(err, jwt.ErrTokenInvalidAudience):
 		return "end-user token has the wrong audience"
 	default:
