@@ -123,8 +123,13 @@ func TestInstallPrintsEveryDefaultToolset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// endpoints_of names the endpoints install.sh prints for each service.
+	fn := regexp.MustCompile(`(?s)\nendpoints_of\(\) \{.*?\n\}`).Find(b)
+	if fn == nil {
+		t.Fatal("install.sh has no endpoints_of function")
+	}
 	for _, ts := range app.DefaultToolsets {
-		if !regexp.MustCompile(`parts=\([^)]*\b` + regexp.QuoteMeta(ts.Name) + `\b`).Match(b) {
+		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(ts.Name) + `\b`).Match(fn) {
 			t.Errorf("install.sh does not print /mcp/%s", ts.Name)
 		}
 	}
