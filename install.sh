@@ -344,6 +344,20 @@ mint_token() { # mint_token NAME GROUP [user=jwt]: a new client token in $minted
 }
 has_token() { [ -f "$tokens" ] && grep -q "^sha256:[^ ]* $1 " "$tokens"; }
 
+# A real install keeps no demo credential: the demo's admin token (every
+# service, no end user, printed on a screen) goes, and the gateway is
+# restarted below so it no longer accepts it.
+demo_token_removed=false
+if ! $demo && has_token demo-admin; then
+	if $dry_run; then
+		say "would remove the demo's admin token (demo-admin) from $tokens"
+	else
+		remaining_tokens=$(grep -v "^sha256:[^ ]* demo-admin " "$tokens" || true)
+		# Written in place: the file keeps its owner and mode.
+		if [ -n "$remaining_tokens" ]; then printf '%s\n' "$remaining_tokens" >"$tokens"; else : >"$tokens"; fi
+		demo_token_removed=true
+	fi
+fi
 first_token=""
 if ! { [ -f "$tokens" ] && grep -q '^sha256:' "$tokens"; }; then
 	if $dry_run; then
@@ -478,6 +492,11 @@ fi
 
 say "== starting; waiting until every container is healthy"
 run compose up -d --wait --wait-timeout 180
+if $demo_token_removed; then
+	say "removed the demo's admin token (demo-admin) from $tokens; restarting the gateway so it is refused"
+	run compose restart gateway
+	run compose up -d --wait --wait-timeout 180
+fi
 
 # --- readiness -----------------------------------------------------------------
 # Healthy means the process serves; ready means its upstream answers and
@@ -599,7 +618,7 @@ fi
 if [ -n "$demo_token" ]; then
 	print_token demo-admin admins "$demo_token" \
 		"For curl, MCP Inspector, Hermes, Claude Desktop (docs/clients.md): no end user, no signed user token." \
-		"It stays valid after the demo until you delete its line (demo-admin) in $tokens."
+		"It is valid while the demo runs; a real install (./install.sh without --demo) removes it."
 	addr=${publish:-127.0.0.1:8080}
 	say ""
 	if [ -n "$publish" ]; then
@@ -609,11 +628,6 @@ if [ -n "$demo_token" ]; then
 	fi
 	say "  read -rs TOOLGATE_TOKEN    # paste the demo-admin token, then Enter"
 	say "  curl -s http://$addr/mcp/demo -H \"Authorization: Bearer \$TOOLGATE_TOKEN\" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: demo_echo' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"demo_echo\",\"arguments\":{\"text\":\"hello\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}'"
-fi
-if ! $demo && has_token demo-admin; then
-	say ""
-	say "note: $tokens still holds the demo's admin token (demo-admin, every service): delete its line and"
-	say "run docker compose restart gateway, unless you still use it."
 fi
 say ""
 say "OpenWebUI: Admin Settings → External Tools → add a server of type \"MCP (Streamable HTTP)\","

@@ -596,7 +596,7 @@ func endpointsFor(t *testing.T, group string, services []string) []string {
 // user, for curl, MCP Inspector, Hermes, Claude Desktop), each with exactly
 // the endpoints its group may use, and a curl to try that names no token.
 // The tokens file holds their hashes only; a re-run prints no token; a real
-// install afterwards says the demo's admin token is still valid.
+// install afterwards removes the demo's admin token.
 func TestInstallDemoTokens(t *testing.T) {
 	dir := t.TempDir()
 	r := runInstall(t, dir, nil, "--demo")
@@ -649,9 +649,34 @@ func TestInstallDemoTokens(t *testing.T) {
 		t.Errorf("a re-run changed the tokens file:\n%s", again)
 	}
 
-	// A real install afterwards keeps the demo's admin token and says so.
-	if r := runInstall(t, dir, nil); !strings.Contains(r.out, "demo-admin") {
-		t.Errorf("a real install does not mention the demo's admin token:\n%s", r.out)
+	// A real install afterwards removes the demo's admin token, keeps the
+	// file's other lines and its mode, and restarts the gateway so the
+	// token is refused; the next run has nothing to remove.
+	path := filepath.Join(dir, "secrets", "gateway", "client_tokens")
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = runInstall(t, dir, nil)
+	after, _ := os.ReadFile(path)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, l := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
+		if !strings.Contains(l, " demo-admin ") {
+			want = append(want, l)
+		}
+	}
+	if strings.TrimSpace(string(after)) != strings.Join(want, "\n") || len(want) != 1 || st.Mode() != before.Mode() {
+		t.Errorf("after a real install the tokens file (mode %v, was %v) reads:\n%s\nwant only:\n%s", st.Mode(), before.Mode(), after, strings.Join(want, "\n"))
+	}
+	if !strings.Contains(r.log, "restart gateway") || !strings.Contains(r.out, "removed the demo's admin token") {
+		t.Errorf("the gateway was not restarted, or the removal not said:\n%s\n%s", r.out, r.log)
+	}
+	if r := runInstall(t, dir, nil); strings.Contains(r.log, "restart gateway") || strings.Contains(r.out, "demo-admin") {
+		t.Errorf("a second real install removed something again:\n%s\n%s", r.out, r.log)
 	}
 }
 
