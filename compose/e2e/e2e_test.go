@@ -89,11 +89,11 @@ func TestStack(t *testing.T) {
 		logs, _ := run(context.Background(), "docker", compose("logs", "--no-color", "--tail", "30")...)
 		t.Fatalf("install.sh --demo: %v\n%s\n--- logs\n%s", err, out, logs)
 	}
-	m := regexp.MustCompile(`(?m)^\s+(tg_[A-Za-z0-9_-]+)\s*$`).FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("install.sh printed no client token:\n%s", out)
+	printed := regexp.MustCompile(`(?m)^\s+(tg_[A-Za-z0-9_-]+)\s*$`).FindAllStringSubmatch(out, -1)
+	if len(printed) != 2 {
+		t.Fatalf("install.sh printed %d client tokens, want openwebui's and demo-admin's:\n%s", len(printed), out)
 	}
-	token := m[1]
+	token, adminToken := printed[0][1], printed[1][1]
 	if !strings.Contains(out, "http://gateway:8080/mcp") || !strings.Contains(out, "FORWARD_USER_INFO_HEADER_JWT_SECRET") {
 		t.Errorf("install.sh did not print the MCP URL and OpenWebUI's settings:\n%s", out)
 	}
@@ -158,6 +158,17 @@ func TestStack(t *testing.T) {
 			// What the gateway saw of each service explains a missing tool.
 			logs, _ := run(context.Background(), "docker", compose("logs", "--no-color", "--tail", "40", "gateway")...)
 			t.Fatalf("probe failed: %v\n--- gateway log\n%s", err, logs)
+		}
+	})
+
+	t.Run("the demo's admin token reads Unraid without an end user", func(t *testing.T) {
+		out, err := run(ctx, "docker", "run", "--rm", "--network", project+"_clients",
+			"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "65532",
+			probeImage, "-url", "http://gateway:8080/mcp/unraid", "-token", adminToken, "-demo=false",
+			"-read", "unraid_system_overview={}")
+		t.Logf("probe:\n%s", strings.ReplaceAll(out, adminToken, "<demo-admin token>"))
+		if err != nil || !strings.Contains(out, "\nPASS") {
+			t.Fatalf("probe failed: %v", err)
 		}
 	})
 
@@ -261,7 +272,7 @@ func TestStack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for what, secret := range map[string]string{"the planted argument": planted, "the client token": token, "the policy token": string(policyToken)} {
+		for what, secret := range map[string]string{"the planted argument": planted, "the client token": token, "the demo's admin token": adminToken, "the policy token": string(policyToken)} {
 			if strings.Contains(logs, secret) {
 				for _, line := range strings.Split(logs, "\n") {
 					if strings.Contains(line, secret) {
@@ -467,6 +478,10 @@ func TestStack(t *testing.T) {
 		}
 		if strings.Contains(out, "token above") {
 			t.Errorf("a re-run refers to a token it did not print:\n%s", out)
+		}
+		// No demo credential outlives the demo.
+		if tokens, err := os.ReadFile(filepath.Join(secrets, "gateway", "client_tokens")); err != nil || strings.Contains(string(tokens), " demo-admin ") || !strings.Contains(out, "removed the demo's admin token") {
+			t.Errorf("the real install kept the demo's admin token (%v):\n%s", err, out)
 		}
 		untouched("real arr")
 
