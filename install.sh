@@ -4,7 +4,8 @@
 #
 #   ./install.sh                 set up and start (profiles from the secrets you filled in)
 #   ./install.sh --demo          the demo: fake upstreams, no home-lab apps needed
-#   ./install.sh --profile arr   add a profile by hand (repeatable)
+#   ./install.sh --profile arr   add a profile by hand (repeatable; kept by
+#                                re-runs); --no-profile arr forgets it again
 #   ./install.sh --extended      also start the extended Unraid diagnosis over
 #                                SSH (unraid-ssh, profile extended; needs
 #                                secrets/unraid-ssh.env); --no-extended stops it
@@ -12,23 +13,26 @@
 #   ./install.sh --dry-run       print what would be done, do nothing
 #
 # More options: --project NAME (default toolgate), --secrets DIR (default
-# ./secrets), --openwebui NAME (container to connect to the clients network;
-# default: the first of open-webui, Open-WebUI, openwebui that exists),
+# TOOLGATE_SECRETS_DIR, else ./secrets), --openwebui NAME (container to
+# connect to the clients network; default: the first of open-webui,
+# Open-WebUI, openwebui that exists),
 # --publish ADDR (publish the gateway on the host, e.g. 127.0.0.1:8080, for
 # the stdio bridge), --approvals ADDR (publish the approval page on the
 # host, e.g. 127.0.0.1:8081), --no-build (use the images already built), --env-file
 # FILE (where the derived compose settings go; default ./.env).
 #
-# A re-run keeps --project, --secrets, --publish, --approvals and
-# --extended from the .env the last run wrote; options given now win.
-# --no-publish, --no-approvals and --no-extended turn them off again.
+# A re-run keeps --project, --secrets, --publish, --approvals, --extended
+# and every --profile from the .env the last run wrote; options given now
+# win. --no-publish, --no-approvals, --no-extended and --no-profile NAME
+# turn them off again. TOOLGATE_APPROVAL_URL in secrets/gateway.env (a TLS
+# proxy's address) is the approval page's URL with --approvals.
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(pwd)
 
 # Empty: not given now, so the last run's setting (.env) or the default.
 project=""
-secrets_dir=""
+secrets_dir=${TOOLGATE_SECRETS_DIR:-}
 publish=${TOOLGATE_PUBLISH:-}
 approvals=${TOOLGATE_APPROVALS:-}
 approval_url=${TOOLGATE_APPROVAL_URL:-}
@@ -40,7 +44,8 @@ demo=false
 down=false
 dry_run=false
 build=true
-profiles=()
+profiles=()       # given now with --profile
+no_profiles=()    # given now with --no-profile
 env_file=$root/.env
 # Services whose profile turns on when secrets/<name>.env exists. Not
 # unraid-ssh: its profile, extended, starts only with --extended.
@@ -55,6 +60,23 @@ say() { printf '%s\n' "$*"; }
 die() {
 	printf 'install.sh: %s\n' "$*" >&2
 	exit 1
+}
+# profile_name NAME: dies unless NAME is a compose profile name (.env keeps them comma-separated).
+profile_name() {
+	case $1 in
+	[a-zA-Z0-9]*) case $1 in *[!a-zA-Z0-9_.-]*) ;; *) return 0 ;; esac ;;
+	esac
+	die "not a profile name: $1"
+}
+in_list() { # in_list WORD LIST...: whether WORD is one of LIST
+	local w=$1 x
+	shift
+	for x in "$@"; do [ "$x" = "$w" ] && return 0; done
+	return 1
+}
+env_setting() { # env_setting FILE NAME: the value of NAME= in secrets/FILE (the last one)
+	[ -f "$secrets_dir/$1" ] || return 0
+	sed -n "s/^[[:space:]]*$2=[[:space:]]*//p" "$secrets_dir/$1" | tail -n 1 | sed 's/^["'\'']//; s/["'\'']$//'
 }
 run() {
 	if $dry_run; then
@@ -72,7 +94,14 @@ while [ $# -gt 0 ]; do
 	--no-build) build=false ;;
 	--profile)
 		[ $# -ge 2 ] || die "--profile needs a name"
+		profile_name "$2"
 		if [ "$2" = extended ]; then extended=true; else profiles+=("$2"); fi
+		shift
+		;;
+	--no-profile)
+		[ $# -ge 2 ] || die "--no-profile needs a name"
+		profile_name "$2"
+		if [ "$2" = extended ]; then extended=false; else no_profiles+=("$2"); fi
 		shift
 		;;
 	--extended) extended=true ;;
@@ -84,7 +113,7 @@ while [ $# -gt 0 ]; do
 		;;
 	--secrets)
 		[ $# -ge 2 ] || die "--secrets needs a directory"
-		secrets_dir=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+		secrets_dir=$2
 		shift
 		;;
 	--openwebui)
@@ -125,6 +154,10 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+# Absolute, from --secrets or TOOLGATE_SECRETS_DIR: .env names it for compose.
+if [ -n "$secrets_dir" ]; then
+	secrets_dir=$(cd "$(dirname "$secrets_dir")" && pwd)/$(basename "$secrets_dir")
+fi
 
 # --- settings kept from the last run ---------------------------------------------
 # Only a .env this script wrote is read back, and only these settings: the
@@ -150,8 +183,10 @@ if [ -z "$publish" ] && ! $no_publish; then
 	publish=$(previous TOOLGATE_PUBLISH)
 	if [ -n "$publish" ]; then kept+=("--publish $publish"); fi
 fi
-# The approval page's URL: TOOLGATE_APPROVAL_URL given now, else one given
-# on an earlier run (a TLS proxy's), else the published address.
+# The approval page's URL: TOOLGATE_APPROVAL_URL given now, else the one
+# in secrets/gateway.env (approvals.yaml's environment: would otherwise
+# hide it), else one given on an earlier run (a TLS proxy's), else the
+# published address.
 if $no_approvals; then
 	approval_url=""
 elif [ -z "$approvals" ]; then
@@ -169,13 +204,25 @@ else
 	fi
 fi
 if [ -z "$approval_url" ] && [ -n "$approvals" ]; then
+	approval_url=$(env_setting gateway.env TOOLGATE_APPROVAL_URL)
+fi
+if [ -z "$approval_url" ] && [ -n "$approvals" ]; then
 	approval_url=$(previous TOOLGATE_APPROVAL_URL)
 	if [ "$approval_url" = "http://$(previous TOOLGATE_APPROVALS)" ]; then approval_url=""; fi
 	approval_url=${approval_url:-http://$approvals}
 fi
+# Profiles turned on with --profile stay on until --no-profile NAME.
+IFS=, read -ra previous_profiles <<<"$(previous TOOLGATE_PROFILES)"
+asked_profiles=()
+for p in "${previous_profiles[@]}" "${profiles[@]}"; do
+	if [ -n "$p" ] && ! in_list "$p" "${no_profiles[@]}" "${asked_profiles[@]}"; then asked_profiles+=("$p"); fi
+done
+for p in "${previous_profiles[@]}"; do
+	if [ -n "$p" ] && ! in_list "$p" "${no_profiles[@]}" "${profiles[@]}"; then kept+=("--profile $p"); fi
+done
 if [ ${#kept[@]} -gt 0 ]; then
 	say "== kept from the last run ($env_file): ${kept[*]}"
-	say "   (options given now win; --no-publish, --no-approvals and --no-extended turn them off)"
+	say "   (options given now win; --no-publish, --no-approvals, --no-extended and --no-profile NAME turn them off)"
 fi
 
 compose() {
@@ -273,11 +320,6 @@ server:
 search:
   formats: [html, json]
 EOF
-}
-
-env_setting() { # env_setting FILE NAME: the value of NAME= in secrets/FILE (the last one)
-	[ -f "$secrets_dir/$1" ] || return 0
-	sed -n "s/^[[:space:]]*$2=[[:space:]]*//p" "$secrets_dir/$1" | tail -n 1 | sed 's/^["'\'']//; s/["'\'']$//'
 }
 
 # SearXNG for web_search: the stack's own (profile searxng) unless
@@ -401,12 +443,13 @@ fi
 ssh_env=$secrets_dir/unraid-ssh.env
 if $demo; then
 	# The demo's services answer to the same names as the real ones.
-	[ ${#profiles[@]} -eq 0 ] || say "note: --demo runs on its own; ignoring --profile ${profiles[*]}"
+	[ ${#profiles[@]} -eq 0 ] || say "note: --demo runs on its own; --profile ${profiles[*]} applies to the next run without --demo"
 	if $extended_given && $extended; then
 		say "note: the demo has no unraid-ssh; --extended applies to the next run without --demo"
 	fi
 	profiles=(demo)
 else
+	profiles=("${asked_profiles[@]}")
 	for s in "${known_services[@]}"; do
 		[ -f "$secrets_dir/$s.env" ] || continue
 		profiles+=("$s")
@@ -423,6 +466,11 @@ else
 	elif [ -f "$ssh_env" ]; then
 		say "note: $ssh_env exists, but the extended Unraid diagnosis starts only with ./install.sh --extended"
 	fi
+	for p in "${no_profiles[@]}"; do
+		if in_list "$p" "${profiles[@]}"; then
+			say "note: profile $p stays on: a file in $secrets_dir turns it on (docs/install.md, \"Profiles\")"
+		fi
+	done
 fi
 profile_list=$(printf '%s\n' "${profiles[@]}" | sort -u | paste -sd, -)
 say "== profiles: web (always)${profile_list:+, $profile_list}"
@@ -456,6 +504,7 @@ TOOLGATE_PUBLISH=$publish
 TOOLGATE_APPROVALS=$approvals
 TOOLGATE_APPROVAL_URL=$approval_url
 TOOLGATE_EXTENDED=$extended
+TOOLGATE_PROFILES=$(printf '%s\n' "${asked_profiles[@]}" | paste -sd, -)
 TOOLGATE_HA_CONFIG_DIR=$ha_config_dir
 TOOLGATE_HA_CONFIG_MODE=$ha_config_mode
 TOOLGATE_WEB_DEMO_ENV=$($demo && echo compose/env/web.demo.env || echo compose/env/none.env)"

@@ -704,3 +704,125 @@ func TestInstallFirstTokenEndpoints(t *testing.T) {
 		t.Errorf("install.sh does not say that /mcp/unraid is not for this token:\n%s", r.out)
 	}
 }
+
+// A profile turned on with --profile stays on for later plain re-runs,
+// through a demo, until --no-profile NAME; profiles that a settings file
+// turns on are unaffected and --no-profile says so.
+func TestInstallRerunKeepsProfiles(t *testing.T) {
+	dir := t.TempDir()
+	steps := []struct {
+		name       string
+		args       []string
+		on, off    []string
+		says, kept string
+	}{
+		{name: "--profile frigate", args: []string{"--profile", "frigate"}, on: []string{"frigate"}},
+		{name: "kept", on: []string{"frigate"}, says: "--profile frigate", kept: "frigate"},
+		{name: "--profile tuliprox adds", args: []string{"--profile", "tuliprox"}, on: []string{"frigate", "tuliprox"}, kept: "frigate,tuliprox"},
+		{name: "the demo", args: []string{"--demo"}, on: []string{"demo"}, off: []string{"frigate", "tuliprox"}, kept: "frigate,tuliprox"},
+		{name: "after the demo", on: []string{"frigate", "tuliprox"}, off: []string{"demo"}},
+		{name: "--no-profile frigate", args: []string{"--no-profile", "frigate"}, on: []string{"tuliprox"}, off: []string{"frigate"}, kept: "tuliprox"},
+		{name: "off is kept", on: []string{"tuliprox"}, off: []string{"frigate"}, says: "--no-profile NAME"},
+		{name: "--no-profile tuliprox", args: []string{"--no-profile", "tuliprox"}, off: []string{"frigate", "tuliprox"}},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			r := runInstall(t, dir, nil, s.args...)
+			profiles := strings.Split(r.env["COMPOSE_PROFILES"], ",")
+			for _, p := range s.on {
+				if !slices.Contains(profiles, p) {
+					t.Errorf("COMPOSE_PROFILES=%q lacks %s", r.env["COMPOSE_PROFILES"], p)
+				}
+			}
+			for _, p := range s.off {
+				if slices.Contains(profiles, p) {
+					t.Errorf("COMPOSE_PROFILES=%q has %s", r.env["COMPOSE_PROFILES"], p)
+				}
+			}
+			if !strings.Contains(r.out, s.says) {
+				t.Errorf("install.sh did not mention %q:\n%s", s.says, r.out)
+			}
+			if s.kept != "" && r.env["TOOLGATE_PROFILES"] != s.kept {
+				t.Errorf(".env TOOLGATE_PROFILES=%q, want %q", r.env["TOOLGATE_PROFILES"], s.kept)
+			}
+		})
+	}
+
+	// A profile from a settings file stays as it was: --no-profile says so.
+	if err := os.WriteFile(filepath.Join(dir, "secrets", "arr.env"), []byte("SONARR_URL=https://sonarr.lan\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runInstall(t, dir, nil, "--no-profile", "arr")
+	if !slices.Contains(strings.Split(r.env["COMPOSE_PROFILES"], ","), "arr") || !strings.Contains(r.out, "profile arr stays on") {
+		t.Errorf("COMPOSE_PROFILES=%q, want arr still on and said so:\n%s", r.env["COMPOSE_PROFILES"], r.out)
+	}
+
+	// .env keeps the names comma-separated: a name with a comma is refused.
+	if r, err := tryInstall(t, dir, nil, "--profile", "arr,demo"); err == nil || !strings.Contains(r.stderr, "not a profile name") {
+		t.Errorf("--profile arr,demo: %v\n%s", err, r.stderr)
+	}
+}
+
+// With --approvals, compose/approvals.yaml sets TOOLGATE_APPROVAL_URL in
+// the gateway's environment from .env, which hides gateway.env's value:
+// install.sh carries the one in secrets/gateway.env (a TLS proxy's
+// address) into .env. TOOLGATE_APPROVAL_URL given now still wins.
+func TestInstallApprovalURLFromGatewayEnv(t *testing.T) {
+	approvals, err := os.ReadFile("approvals.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(approvals), "TOOLGATE_APPROVAL_URL: ${TOOLGATE_APPROVAL_URL") {
+		t.Fatalf("compose/approvals.yaml no longer takes TOOLGATE_APPROVAL_URL from .env:\n%s", approvals)
+	}
+	dir := t.TempDir()
+	gatewayEnv := filepath.Join(dir, "secrets", "gateway.env")
+	if err := os.MkdirAll(filepath.Dir(gatewayEnv), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name, gatewayEnv string
+		env              map[string]string
+		args             []string
+		want             string
+	}{
+		{name: "the published address by default", args: []string{"--approvals", "127.0.0.1:18081"}, want: "http://127.0.0.1:18081"},
+		{name: "gateway.env's", gatewayEnv: "# TLS proxy\nTOOLGATE_APPROVAL_URL=https://approve.lan\n", want: "https://approve.lan"},
+		{name: "gateway.env's when changed", gatewayEnv: "TOOLGATE_APPROVAL_URL=\"https://toolgate.lan/approve\"\n", want: "https://toolgate.lan/approve"},
+		{name: "given now wins", env: map[string]string{"TOOLGATE_APPROVAL_URL": "https://now.lan"}, want: "https://now.lan"},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			if s.gatewayEnv != "" {
+				if err := os.WriteFile(gatewayEnv, []byte(s.gatewayEnv), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := runInstall(t, dir, s.env, s.args...)
+			if got := r.env["TOOLGATE_APPROVAL_URL"]; got != s.want || !strings.HasSuffix(r.env["COMPOSE_FILE"], ":compose/approvals.yaml") {
+				t.Errorf(".env TOOLGATE_APPROVAL_URL=%q (COMPOSE_FILE=%q), want %q with approvals.yaml", got, r.env["COMPOSE_FILE"], s.want)
+			}
+		})
+	}
+}
+
+// TOOLGATE_SECRETS_DIR in the environment chooses the secrets directory,
+// as docs/install.md says; --secrets given now wins over it.
+func TestInstallSecretsDirFromEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	fromEnv, fromFlag := filepath.Join(dir, "env-secrets"), filepath.Join(dir, "flag-secrets")
+	r := runInstall(t, dir, map[string]string{"TOOLGATE_SECRETS_DIR": fromEnv})
+	if r.env["TOOLGATE_SECRETS_DIR"] != fromEnv {
+		t.Errorf(".env TOOLGATE_SECRETS_DIR=%q, want %q", r.env["TOOLGATE_SECRETS_DIR"], fromEnv)
+	}
+	if _, err := os.Stat(filepath.Join(fromEnv, "gateway", "admin_token")); err != nil {
+		t.Errorf("no secrets in TOOLGATE_SECRETS_DIR: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "secrets")); err == nil {
+		t.Error("made ./secrets although TOOLGATE_SECRETS_DIR names another directory")
+	}
+	r = runInstall(t, dir, map[string]string{"TOOLGATE_SECRETS_DIR": fromEnv}, "--secrets", fromFlag)
+	if r.env["TOOLGATE_SECRETS_DIR"] != fromFlag {
+		t.Errorf("--secrets with TOOLGATE_SECRETS_DIR set: .env TOOLGATE_SECRETS_DIR=%q, want %q", r.env["TOOLGATE_SECRETS_DIR"], fromFlag)
+	}
+}
