@@ -264,3 +264,123 @@ func scrapeMetrics(t *testing.T, h *harness) string {
 	}
 	return string(b)
 }
+
+// heldWriter is the response writer of an initialize held in flight: it
+// blocks when the gateway writes the status until release is closed, so
+// the initialize has not finished (its session is still opening).
+type heldWriter struct {
+	*httptest.ResponseRecorder
+	writing chan<- struct{}
+	release <-chan struct{}
+	wrote   bool
+}
+
+func (w *heldWriter) WriteHeader(code int) {
+	if w.wrote {
+		return
+	}
+	w.wrote = true
+	w.writing <- struct{}{}
+	<-w.release
+	w.ResponseRecorder.WriteHeader(code)
+}
+
+func (w *heldWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseRecorder.Write(b)
+}
+
+// TestInitializesInFlightPastTheCapAnswer429: while a client has as many
+// initializes in flight as it may hold sessions, a further one opens no
+// session and is told to retry (HTTP 429, Retry-After, a JSON-RPC error,
+// counted as refused), never a 200 whose session the gateway does not
+// know; below the cap, and once those finish, initializes open sessions.
+func TestInitializesInFlightPastTheCapAnswer429(t *testing.T) {
+	const perClient = 2
+	cases := []struct {
+		name     string
+		inFlight int
+		want     int
+	}{
+		{"below the cap opens a session", perClient - 1, http.StatusOK},
+		{"at the cap is refused with 429", perClient, http.StatusTooManyRequests},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, func(c *app.Config) {
+				c.Sessions = sessions.Config{PerClient: perClient, InitializesPerMinute: 60_000, InitializeBurst: 100}
+			})
+			writing, release := make(chan struct{}), make(chan struct{})
+			held := make([]*httptest.ResponseRecorder, tc.inFlight)
+			var g errgroup.Group
+			for i := range held {
+				held[i] = httptest.NewRecorder()
+				w := &heldWriter{ResponseRecorder: held[i], writing: writing, release: release}
+				g.Go(func() error {
+					req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(initializeBody))
+					req.Header.Set("Authorization", "Bearer "+h.tokens["stranger"])
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					h.gw.Public.ServeHTTP(w, req)
+					return nil
+				})
+			}
+			for range tc.inFlight {
+				<-writing // every held initialize has opened its session
+			}
+
+			rec := h.initialize("stranger")
+			close(release)
+			if err := g.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			id := rec.Header().Get("Mcp-Session-Id")
+			if rec.Code != tc.want {
+				t.Fatalf("initialize with %d in flight: HTTP %d, session %q, %s", tc.inFlight, rec.Code, id, rec.Body)
+			}
+			for i, w := range held {
+				if w.Code != http.StatusOK || w.Header().Get("Mcp-Session-Id") == "" {
+					t.Fatalf("held initialize %d: HTTP %d %s", i+1, w.Code, w.Body)
+				}
+			}
+			refused := 0
+			if tc.want == http.StatusTooManyRequests {
+				refused = 1
+				wait, err := strconv.Atoi(rec.Header().Get("Retry-After"))
+				if err != nil || wait < 1 || wait > 60 {
+					t.Fatalf("Retry-After = %q", rec.Header().Get("Retry-After"))
+				}
+				var body struct {
+					Error struct {
+						Code    int    `json:"code"`
+						Message string `json:"message"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body.Error.Code != -32000 || !strings.Contains(body.Error.Message, "retry after") {
+					t.Fatalf("unclear answer: %s", rec.Body)
+				}
+				if id != "" {
+					t.Fatalf("a refused initialize named session %q", id)
+				}
+				// Once the held ones finished, the client may open again
+				// (its oldest session makes room).
+				if rec := h.initialize("stranger"); rec.Code != http.StatusOK || rec.Header().Get("Mcp-Session-Id") == "" {
+					t.Fatalf("after the held initializes finished: HTTP %d %s", rec.Code, rec.Body)
+				}
+			} else if id == "" {
+				t.Fatal("no session id")
+			}
+			if got := h.gw.Sessions.CountFor("stranger"); got > perClient {
+				t.Fatalf("client holds %d sessions, cap %d", got, perClient)
+			}
+			if got := h.gw.Sessions.Stats().InitializesRefused; got != uint64(refused) {
+				t.Fatalf("refused = %d, want %d", got, refused)
+			}
+			if !slices.Contains(strings.Split(scrapeMetrics(t, h), "\n"), fmt.Sprintf("toolgate_session_initializes_refused_total %d", refused)) {
+				t.Fatalf("/metrics does not show %d refused", refused)
+			}
+		})
+	}
+}

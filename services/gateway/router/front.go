@@ -137,7 +137,7 @@ func (r *Router) Handler() http.Handler {
 			}
 			if msg.is(string(mcp.MethodInitialize)) {
 				if r.allowInitialize(w, req) {
-					r.initialize(w, req, h)
+					r.initialize(w, req, name, h)
 				}
 				return
 			}
@@ -164,11 +164,26 @@ func calledTool(msg *envelope) string {
 	return p.Name
 }
 
-// initialize sends an initialize to the MCP server and tells the session
-// store whether the client got the session it opened (mcp-go puts the id in
-// the response header only when the initialize succeeded).
-func (r *Router) initialize(w http.ResponseWriter, req *http.Request, h http.Handler) {
+// initialize opens a session in the store, sends the initialize with its
+// id to the MCP server and tells the store whether the client got it
+// (mcp-go puts the id in the response header only when the initialize
+// succeeded). A client with as many initializes in flight as it may hold
+// sessions gets 429 here: mcp-go, given no id, would answer 200 with no
+// session, and every later request of that client would fail.
+func (r *Router) initialize(w http.ResponseWriter, req *http.Request, endpoint string, h http.Handler) {
 	var o sessions.Opening
+	if id, ok := auth.IdentityFrom(req.Context()); ok {
+		var opened bool
+		if o.ID, opened = r.deps.Sessions.Open(id.Client.Name, endpoint); !opened {
+			// The ones in flight finish in moments; one second is enough.
+			r.log.Warn("initialize refused: too many initializes in flight", "client", id.Client.Name, "retry_after_s", 1)
+			w.Header().Set("Retry-After", "1")
+			writeRPCError(w, http.StatusTooManyRequests, -32000, fmt.Sprintf(
+				"too many initializes in flight from this client (at most %d at once); retry after 1 s, or keep using the session you have",
+				r.deps.Sessions.Config().PerClient))
+			return
+		}
+	}
 	h.ServeHTTP(w, req.WithContext(sessions.WithOpening(req.Context(), &o)))
 	r.deps.Sessions.Opened(o.ID, o.ID != "" && w.Header().Get("Mcp-Session-Id") == o.ID)
 }

@@ -97,8 +97,8 @@ type Store struct {
 	// (guarded by mu, which the eviction holds anyway).
 	evictedPerClient, evictedTotal uint64
 
-	// refused counts initializes over the rate; atomic because the
-	// refusal is decided outside mu.
+	// refused counts initializes over the rate or past the in-flight cap;
+	// atomic because the rate refusal is decided outside mu.
 	refused atomic.Uint64
 }
 
@@ -112,8 +112,9 @@ type Stats struct {
 	// client ended, that went idle or whose initialize failed are not
 	// counted.
 	EvictedPerClient, EvictedTotal uint64
-	// InitializesRefused counts the initializes AllowInitialize refused
-	// (the gateway answers each with 429).
+	// InitializesRefused counts the initializes AllowInitialize (over the
+	// rate) and Open (past the in-flight cap) refused; the gateway answers
+	// each with 429.
 	InitializesRefused uint64
 }
 
@@ -244,10 +245,14 @@ func (s *Store) Direct(name, endpoint, id string) bool {
 	return true
 }
 
-// open records a new session of name on endpoint, not yet ready. It
-// returns "" (no session) when the client already has as many
-// initializes in flight as it may hold sessions.
-func (s *Store) open(name, endpoint string) string {
+// Open records a new session of name on endpoint, not yet ready, for an
+// initialize about to run (the session manager hands its id to mcp-go).
+// It returns false, opening nothing, when the client already has as many
+// initializes in flight as it may hold sessions: the gateway then answers
+// 429 itself, because mcp-go, given no id, would answer a 200 without a
+// session that every later request of the client fails on. Each refusal
+// is counted (Stats).
+func (s *Store) Open(name, endpoint string) (string, bool) {
 	now := s.cfg.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -259,12 +264,13 @@ func (s *Store) open(name, endpoint string) string {
 		}
 	}
 	if opening >= s.cfg.PerClient {
-		return ""
+		s.refused.Add(1)
+		return "", false
 	}
 	se := &session{id: newID(), client: name, endpoint: endpoint, lastUsed: now, seen: s.cfg.SweeperNow()}
 	s.byID[se.id] = se
 	c.sessions[se.id] = se
-	return se.id
+	return se.id, true
 }
 
 // Opened ends the initialize that opened session id: ok says whether the
@@ -403,9 +409,9 @@ type systemKey struct{}
 // dropped), which may end any session.
 func System(ctx context.Context) context.Context { return context.WithValue(ctx, systemKey{}, true) }
 
-// Opening carries the id of the session an initialize opens, from the
-// session manager back to the handler that sends the initialize to the MCP
-// server (which then calls Opened).
+// Opening carries the id of the session an initialize opens (Open), from
+// the handler that sends the initialize to the MCP server (which then calls
+// Opened) to the session manager, which hands it to mcp-go.
 type Opening struct{ ID string }
 
 type openingKey struct{}
@@ -440,15 +446,15 @@ type manager struct {
 	opening *Opening
 }
 
-// Generate opens a session, which counts once Opened says the client got
-// it. Without a client (which the authentication in front of the MCP
-// server rules out) or without a handler waiting for the outcome no
-// session is opened.
+// Generate hands mcp-go the session the gateway opened (Open) for this
+// initialize, which counts once Opened says the client got it. Without a
+// client (which the authentication in front of the MCP server rules out)
+// or without a session opened by the handler waiting for the outcome, it
+// returns "" and no session exists.
 func (m *manager) Generate() string {
 	if m.client == "" || m.opening == nil {
 		return ""
 	}
-	m.opening.ID = m.store.open(m.client, m.endpoint)
 	return m.opening.ID
 }
 

@@ -34,24 +34,51 @@ func (c *closed) list() []string {
 	return slices.Clone(c.ids)
 }
 
-// managerFor is the session manager mcp-go gets for a request of client.
-func managerFor(t *testing.T, r server.SessionIdManagerResolver, client string) server.SessionIdManager {
-	t.Helper()
-	m, _ := opening(t, r, client)
-	return m
+// endpoint is the session manager resolver of one endpoint, which
+// remembers its store and endpoint so that a test's initialize opens its
+// session there first, as the gateway's handler does.
+type endpoint struct {
+	server.SessionIdManagerResolver
+	store *sessions.Store
+	name  string
 }
 
-// opening is the session manager mcp-go gets for an initialize of client,
-// and what the gateway's handler learns from it.
-func opening(t *testing.T, r server.SessionIdManagerResolver, client string) (server.SessionIdManager, *sessions.Opening) {
+func resolve(s *sessions.Store, name string, closer sessions.Closer) endpoint {
+	return endpoint{SessionIdManagerResolver: s.Resolver(name, closer), store: s, name: name}
+}
+
+// managerFor is the session manager mcp-go gets for a request of client
+// other than initialize.
+func managerFor(t *testing.T, r server.SessionIdManagerResolver, client string) server.SessionIdManager {
 	t.Helper()
-	o := &sessions.Opening{}
-	ctx := sessions.WithOpening(auth.WithIdentity(context.Background(), auth.Identity{Client: auth.Client{Name: client}}), o)
+	return manager(t, r, client, nil)
+}
+
+func manager(t *testing.T, r server.SessionIdManagerResolver, client string, o *sessions.Opening) server.SessionIdManager {
+	t.Helper()
+	ctx := auth.WithIdentity(context.Background(), auth.Identity{Client: auth.Client{Name: client}})
+	if o != nil {
+		ctx = sessions.WithOpening(ctx, o)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "/mcp", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.ResolveSessionIdManager(req), o
+	return r.ResolveSessionIdManager(req)
+}
+
+// opening is the session manager mcp-go gets for an initialize of client,
+// after the gateway's handler opened its session (Open; an empty id when
+// the store refused), and what the handler learns.
+func opening(t *testing.T, r server.SessionIdManagerResolver, client string) (server.SessionIdManager, *sessions.Opening) {
+	t.Helper()
+	ep, ok := r.(endpoint)
+	if !ok {
+		t.Fatalf("resolver %T not made by resolve", r)
+	}
+	o := &sessions.Opening{}
+	o.ID, _ = ep.store.Open(client, ep.name)
+	return manager(t, r, client, o), o
 }
 
 // open runs one successful initialize of client and returns its session.
@@ -70,7 +97,7 @@ func TestEachClientHoldsAtMostItsCapOldestGoesFirst(t *testing.T) {
 	clock := fakeclock.New(time.Unix(1_800_000_000, 0))
 	s := sessions.New(sessions.Config{PerClient: 3, Total: 100, Now: clock.Now})
 	var c closed
-	r := s.Resolver("", c.close)
+	r := resolve(s, "", c.close)
 	flood := managerFor(t, r, "flooder")
 	var ids []string
 	for range 3 {
@@ -103,7 +130,7 @@ func TestTheHeaviestClientMakesRoomWhenTheGatewayIsFull(t *testing.T) {
 	clock := fakeclock.New(time.Unix(1_800_000_000, 0))
 	s := sessions.New(sessions.Config{PerClient: 10, Total: 12, Now: clock.Now})
 	var c closed
-	r := s.Resolver("demo", c.close)
+	r := resolve(s, "demo", c.close)
 	quiet := managerFor(t, r, "quiet")
 	var quietIDs []string
 	for range 4 {
@@ -132,7 +159,7 @@ func TestTheHeaviestClientMakesRoomWhenTheGatewayIsFull(t *testing.T) {
 func TestASessionIsOnlyItsClients(t *testing.T) {
 	s := sessions.New(sessions.Config{})
 	var c closed
-	r := s.Resolver("", c.close)
+	r := resolve(s, "", c.close)
 	owner, other := managerFor(t, r, "owner"), managerFor(t, r, "other")
 	id := open(t, s, r, "owner")
 	if _, err := other.Validate(id); err == nil {
@@ -148,7 +175,7 @@ func TestASessionIsOnlyItsClients(t *testing.T) {
 		t.Fatal("a forged id is valid")
 	}
 	// On another endpoint the id means nothing either.
-	if _, err := managerFor(t, s.Resolver("web", c.close), "owner").Validate(id); err == nil {
+	if _, err := managerFor(t, resolve(s, "web", c.close), "owner").Validate(id); err == nil {
 		t.Fatal("a session is valid on another endpoint")
 	}
 	if notAllowed, err := owner.Terminate(id); notAllowed || err != nil || s.Count() != 0 {
@@ -194,7 +221,7 @@ func TestIdleSessionsArePruned(t *testing.T) {
 	clock := fakeclock.New(time.Unix(1_800_000_000, 0))
 	s := sessions.New(sessions.Config{IdleTTL: time.Minute, Now: clock.Now})
 	var c closed
-	r := s.Resolver("", c.close)
+	r := resolve(s, "", c.close)
 	m := managerFor(t, r, "client")
 	idle, busy := open(t, s, r, "client"), open(t, s, r, "client")
 	clock.Advance(45 * time.Second)
@@ -216,7 +243,7 @@ func TestASessionStillOpeningIsNotEnded(t *testing.T) {
 	clock := fakeclock.New(time.Unix(1_800_000_000, 0))
 	s := sessions.New(sessions.Config{PerClient: 2, Now: clock.Now})
 	var c closed
-	r := s.Resolver("", c.close)
+	r := resolve(s, "", c.close)
 	slowManager, slow := opening(t, r, "flooder")
 	slowID := slowManager.Generate() // its initialize is still running
 	clock.Advance(time.Second)
@@ -259,7 +286,7 @@ func TestDirectOnlyWhileMCPGoCountsTheSession(t *testing.T) {
 	sweeper := fakeclock.New(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
 	s := sessions.New(sessions.Config{IdleTTL: 10 * time.Minute, Now: sweeper.Now, SweeperNow: sweeper.Now})
 	var c closed
-	r := s.Resolver("demo", c.close)
+	r := resolve(s, "demo", c.close)
 	m, o := opening(t, r, "owner")
 	id := m.Generate()
 	if !strings.HasPrefix(id, "mcp-session-") || len(id) != len("mcp-session-")+32 {
@@ -412,6 +439,32 @@ func TestStatsCountOpenEvictedAndRefused(t *testing.T) {
 			want: sessions.Stats{InitializesRefused: 3},
 		},
 		{
+			name: "initializes past the in-flight cap open nothing and are counted",
+			cfg:  sessions.Config{PerClient: 2},
+			run: func(t *testing.T, s *sessions.Store, r server.SessionIdManagerResolver, _ *fakeclock.Clock) {
+				opening(t, r, "a")
+				opening(t, r, "a")
+				for range 3 {
+					if m, o := opening(t, r, "a"); o.ID != "" || m.Generate() != "" {
+						t.Fatal("an initialize past the in-flight cap opened a session")
+					}
+				}
+				if _, ok := s.Open("b", "demo"); !ok {
+					t.Fatal("another client was refused")
+				}
+			},
+			want: sessions.Stats{Open: 3, InitializesRefused: 3},
+		},
+		{
+			name: "an initialize the handler opened nothing for gets no session from mcp-go",
+			run: func(t *testing.T, _ *sessions.Store, r server.SessionIdManagerResolver, _ *fakeclock.Clock) {
+				if id := manager(t, r, "a", &sessions.Opening{}).Generate(); id != "" {
+					t.Fatalf("mcp-go was given session %q that the store never opened", id)
+				}
+			},
+			want: sessions.Stats{},
+		},
+		{
 			name: "initializes within the rate are not refused",
 			run: func(t *testing.T, s *sessions.Store, _ server.SessionIdManagerResolver, _ *fakeclock.Clock) {
 				for range sessions.DefaultInitializeBurst {
@@ -430,7 +483,7 @@ func TestStatsCountOpenEvictedAndRefused(t *testing.T) {
 			cfg.Now = clock.Now
 			s := sessions.New(cfg)
 			var c closed
-			r := s.Resolver("demo", c.close)
+			r := resolve(s, "demo", c.close)
 			if got := s.Stats(); got != (sessions.Stats{}) {
 				t.Fatalf("a new store: %+v", got)
 			}
