@@ -118,18 +118,9 @@ func TestTooManyInitializesAnswer429(t *testing.T) {
 	if rec.Code != http.StatusTooManyRequests {
 		t.Fatalf("over the budget: HTTP %d %s", rec.Code, rec.Body)
 	}
-	wait, err := strconv.Atoi(rec.Header().Get("Retry-After"))
-	if err != nil || wait < 1 || wait > 60 {
-		t.Fatalf("Retry-After = %q", rec.Header().Get("Retry-After"))
-	}
-	var body struct {
-		Error struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || !strings.Contains(body.Error.Message, "too many new sessions") {
-		t.Fatalf("unclear answer: %s", rec.Body)
+	wait, code, msg := refusal(t, rec)
+	if !strings.Contains(msg, "too many new sessions") {
+		t.Fatalf("unclear answer (%d): %s", code, rec.Body)
 	}
 	if h.gw.Sessions.CountFor("stranger") != held || rec.Header().Get("Mcp-Session-Id") != "" {
 		t.Fatal("a refused initialize opened a session")
@@ -348,17 +339,7 @@ func TestInitializesInFlightPastTheCapAnswer429(t *testing.T) {
 			refused := 0
 			if tc.want == http.StatusTooManyRequests {
 				refused = 1
-				wait, err := strconv.Atoi(rec.Header().Get("Retry-After"))
-				if err != nil || wait < 1 || wait > 60 {
-					t.Fatalf("Retry-After = %q", rec.Header().Get("Retry-After"))
-				}
-				var body struct {
-					Error struct {
-						Code    int    `json:"code"`
-						Message string `json:"message"`
-					} `json:"error"`
-				}
-				if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body.Error.Code != -32000 || !strings.Contains(body.Error.Message, "retry after") {
+				if _, code, msg := refusal(t, rec); code != -32000 || !strings.Contains(msg, "retry after") {
 					t.Fatalf("unclear answer: %s", rec.Body)
 				}
 				if id != "" {
@@ -383,4 +364,25 @@ func TestInitializesInFlightPastTheCapAnswer429(t *testing.T) {
 			}
 		})
 	}
+}
+
+// refusal checks a refused initialize's Retry-After (1–60 s) and returns
+// it with the JSON-RPC error code and message; an unreadable body fails the
+// test.
+func refusal(t *testing.T, rec *httptest.ResponseRecorder) (wait, code int, msg string) {
+	t.Helper()
+	wait, err := strconv.Atoi(rec.Header().Get("Retry-After"))
+	if err != nil || wait < 1 || wait > 60 {
+		t.Fatalf("Retry-After = %q", rec.Header().Get("Retry-After"))
+	}
+	var body struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatalf("unclear answer: %s", rec.Body)
+	}
+	return wait, body.Error.Code, body.Error.Message
 }
