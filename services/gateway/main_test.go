@@ -70,6 +70,11 @@ func TestProcesses(t *testing.T) {
 		"TOOLGATE_AUDIT_BATCH=1h"}
 	toolkittest.StartHealthy(t, demo, demoEnv)
 	gw := toolkittest.StartHealthy(t, gateway, gwEnv)
+	// The serving gateway runs on one P unless GOMAXPROCS says otherwise
+	// (app/procs.go).
+	if out := gw.Output.String(); !strings.Contains(out, `"msg":"scheduler","procs":1,`) {
+		t.Fatalf("the gateway did not report running on one P:\n%s", out)
+	}
 
 	// stdio: a desktop client writes its messages at once and reads lines.
 	bridge := exec.Command(gateway, "stdio")

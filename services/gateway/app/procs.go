@@ -1,0 +1,44 @@
+package app
+
+import (
+	"log/slog"
+	"runtime"
+
+	"go.uber.org/fx"
+)
+
+// EnvProcs is Go's own setting for how many threads run Go code at once.
+// The gateway honours it when set; unset, it runs on one.
+const EnvProcs = "GOMAXPROCS"
+
+// Why one: every call hands its work between goroutines (the connection's,
+// the transport's read and write loops to the service, the audit flush).
+// With a second P idle, each hand-off wakes another thread through the
+// kernel, and the wake-ups cost more than the gateway's own work: on the
+// bench's 2-core machine one P cut what the gateway adds over a bare proxy
+// from about +80 to +15 µs per read, and its CPU per call below the
+// proxy's, while 16 clients still got 85 % of the proxy's throughput
+// (docs/performance.md). A home lab's assistants send a few calls at once;
+// one P serves thousands a second. An operator with other needs sets
+// GOMAXPROCS.
+
+// Procs returns the number of Ps the serving gateway sets: 1 when
+// GOMAXPROCS is unset or empty, else 0 (the runtime has applied the
+// operator's value already; an invalid one it ignores, as Go documents).
+func Procs(lookup func(string) (string, bool)) int {
+	if v, ok := lookup(EnvProcs); ok && v != "" {
+		return 0
+	}
+	return 1
+}
+
+// ProcsModule applies Procs before the gateway serves and logs the
+// number of Ps it runs on.
+func ProcsModule(lookup func(string) (string, bool)) fx.Option {
+	return fx.Module("procs", fx.Invoke(func(log *slog.Logger) {
+		if n := Procs(lookup); n > 0 {
+			runtime.GOMAXPROCS(n)
+		}
+		log.Info("scheduler", "procs", runtime.GOMAXPROCS(0), "cpus", runtime.NumCPU(), "override", EnvProcs)
+	}))
+}

@@ -1,0 +1,32 @@
+package app_test
+
+import (
+	"testing"
+
+	"github.com/toolgate/toolgate/services/gateway/app"
+)
+
+// TestGatewayRunsOnOnePUnlessTold: unset, the gateway sets one P; an
+// operator's GOMAXPROCS (which the runtime applied before main) is left
+// alone.
+func TestGatewayRunsOnOnePUnlessTold(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want int
+	}{
+		{"unset", nil, 1},
+		{"empty", map[string]string{"GOMAXPROCS": ""}, 1},
+		{"operator's number", map[string]string{"GOMAXPROCS": "4"}, 0},
+		{"one", map[string]string{"GOMAXPROCS": "1"}, 0},
+		{"invalid (the runtime ignores it)", map[string]string{"GOMAXPROCS": "many"}, 0},
+		{"other settings only", map[string]string{"TOOLGATE_LISTEN": ":8080"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+			if got := app.Procs(lookup); got != tc.want {
+				t.Fatalf("Procs = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
