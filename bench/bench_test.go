@@ -49,7 +49,7 @@ func TestQuickRunMeasuresEveryRow(t *testing.T) {
 		t.Fatalf("groups: %d, want reads on the echo service, reads on services/demo, previews", len(rep.Groups))
 	}
 	for _, g := range rep.Groups {
-		for _, k := range []string{kindDirect, kindProxy, kindGateway} {
+		for _, k := range []string{kindDirect, kindProxy, kindProxyOneP, kindGateway} {
 			if _, ok := g.Baseline(k); !ok {
 				t.Errorf("%s: no %s row", g.Title, k)
 			}
@@ -89,6 +89,7 @@ func TestQuickRunMeasuresEveryRow(t *testing.T) {
 	}
 	md := rep.Markdown()
 	for _, want := range []string{"| bare reverse proxy |", "| gateway /mcp/demo, embedded policy |", "| before: gateway /mcp/demo, embedded policy |",
+		"| " + proxyOnePName + " |", "over the proxy on one P: p50 ",
 		"added p50 over proxy", "CPU over the proxy's", "A new client's first 20 previews", "Gateway memory", "before: gateway built from", "load average"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)

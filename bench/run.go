@@ -63,9 +63,14 @@ const warmPreviews = 20
 
 // Target kinds.
 const (
-	kindDirect  = "direct"
-	kindProxy   = "proxy"
-	kindGateway = "gateway"
+	kindDirect = "direct"
+	kindProxy  = "proxy"
+	// kindProxyOneP is the bare proxy on one P, as the gateway runs
+	// (services/gateway/app/procs.go): the floor with the same scheduler
+	// setting, so what the setting gains and what the gateway's own work
+	// costs are told apart.
+	kindProxyOneP = "proxy-one-p"
+	kindGateway   = "gateway"
 )
 
 // target is one row: where a call goes and which call.
@@ -266,7 +271,7 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	}
 
 	addrs := map[string]string{}
-	names := []string{"echo", "demo", "echo-proxy", "demo-proxy"}
+	names := []string{"echo", "demo", "echo-proxy", "demo-proxy", "echo-proxy-one-p", "demo-proxy-one-p"}
 	for i := range variants {
 		for _, n := range []string{"gw-echo", "gw-demo", "opa", "gw-sidecar-echo", "gw-sidecar-demo"} {
 			names = append(names, fmt.Sprintf("%s-%d", n, i))
@@ -293,9 +298,14 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 		return nil, nil, err
 	}
 	for _, svc := range []string{"echo", "demo"} {
-		env := []string{roleEnv + "=" + roleProxy, listenEnv + "=" + addr(svc+"-proxy"), targetEnv + "=http://" + addr(svc)}
-		if procs[svc+"-proxy"], err = st.start(ctx, svc+"-proxy", self, nil, env, health(svc+"-proxy")); err != nil {
-			return nil, nil, err
+		for _, p := range []struct{ name, procs string }{{svc + "-proxy", ""}, {svc + "-proxy-one-p", "GOMAXPROCS=1"}} {
+			env := []string{roleEnv + "=" + roleProxy, listenEnv + "=" + addr(p.name), targetEnv + "=http://" + addr(svc)}
+			if p.procs != "" {
+				env = append(env, p.procs)
+			}
+			if procs[p.name], err = st.start(ctx, p.name, self, nil, env, health(p.name)); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 
@@ -332,10 +342,13 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	targets := []*target{
 		{group: gEcho, name: "service directly", kind: kindDirect, url: mcpURL("echo", "/mcp"), token: service, cpuOf: []*proc{procs["echo"]}},
 		{group: gEcho, name: "bare reverse proxy", kind: kindProxy, url: mcpURL("echo-proxy", "/mcp"), token: service, cpuOf: []*proc{procs["echo-proxy"]}},
+		{group: gEcho, name: proxyOnePName, kind: kindProxyOneP, url: mcpURL("echo-proxy-one-p", "/mcp"), token: service, cpuOf: []*proc{procs["echo-proxy-one-p"]}},
 		{group: gDemo, name: "service directly", kind: kindDirect, url: mcpURL("demo", "/mcp"), token: service, cpuOf: []*proc{procs["demo"]}},
 		{group: gDemo, name: "bare reverse proxy", kind: kindProxy, url: mcpURL("demo-proxy", "/mcp"), token: service, cpuOf: []*proc{procs["demo-proxy"]}},
+		{group: gDemo, name: proxyOnePName, kind: kindProxyOneP, url: mcpURL("demo-proxy-one-p", "/mcp"), token: service, cpuOf: []*proc{procs["demo-proxy-one-p"]}},
 		{group: gPreview, name: "service directly", kind: kindDirect, url: mcpURL("demo", "/mcp"), token: service, preview: true, cpuOf: []*proc{procs["demo"]}},
 		{group: gPreview, name: "bare reverse proxy", kind: kindProxy, url: mcpURL("demo-proxy", "/mcp"), token: service, preview: true, cpuOf: []*proc{procs["demo-proxy"]}},
+		{group: gPreview, name: proxyOnePName, kind: kindProxyOneP, url: mcpURL("demo-proxy-one-p", "/mcp"), token: service, preview: true, cpuOf: []*proc{procs["demo-proxy-one-p"]}},
 	}
 	var gateways []gatewayProc
 	for i, v := range variants {
@@ -423,6 +436,9 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	})
 	return targets, gateways, nil
 }
+
+// proxyOnePName is the one-P proxy's row.
+const proxyOnePName = "bare reverse proxy, one P (GOMAXPROCS=1, as the gateway runs)"
 
 // maxPreviewRows bounds the preview rows (3 per gateway variant), each of
 // which has its own client per round.
