@@ -90,6 +90,7 @@ func Run(name string, modules ...fx.Option) {
 	app := fx.New(
 		FxLogger(logger),
 		fx.Supply(Name(name), logger),
+		ProcsModule(os.LookupEnv),
 		Module,
 		fx.Options(modules...),
 	)

@@ -23,7 +23,7 @@ func main() {
 	gateway := fx.New(
 		toolkit.FxLogger(logger),
 		fx.Supply(logger),
-		app.ProcsModule(os.LookupEnv),
+		toolkit.ProcsModule(os.LookupEnv),
 		app.ConfigModule,
 		app.GatewayModule,
 		app.ServeModule,

@@ -71,7 +71,7 @@ func TestProcesses(t *testing.T) {
 	toolkittest.StartHealthy(t, demo, demoEnv)
 	gw := toolkittest.StartHealthy(t, gateway, gwEnv)
 	// The serving gateway runs on one P unless GOMAXPROCS says otherwise
-	// (app/procs.go).
+	// (internal/toolkit/procs.go).
 	if out := gw.Output.String(); !strings.Contains(out, `"msg":"scheduler","procs":1,`) {
 		t.Fatalf("the gateway did not report running on one P:\n%s", out)
 	}

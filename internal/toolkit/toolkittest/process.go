@@ -210,6 +210,10 @@ func CheckProcess(t *testing.T, spec ProcessSpec) {
 			spec.Check(t, p)
 		}
 		p.Terminate(t)
+		// Unset GOMAXPROCS: the service runs on one P (toolkit/procs.go).
+		if !strings.Contains(p.Output.String(), `"msg":"scheduler","procs":1,`) {
+			t.Errorf("the service did not report running on one P:\n%s", p.Output.String())
+		}
 		hc := exec.Command(bin, "healthcheck")
 		hc.Env = env
 		if hc.Run() == nil {

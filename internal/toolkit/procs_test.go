@@ -1,15 +1,15 @@
-package app_test
+package toolkit_test
 
 import (
 	"testing"
 
-	"github.com/toolgate/toolgate/services/gateway/app"
+	"github.com/toolgate/toolgate/internal/toolkit"
 )
 
-// TestGatewayRunsOnOnePUnlessTold: unset, the gateway sets one P; an
+// TestRunsOnOnePUnlessTold: unset, a serving process sets one P; an
 // operator's GOMAXPROCS (which the runtime applied before main) is left
 // alone.
-func TestGatewayRunsOnOnePUnlessTold(t *testing.T) {
+func TestRunsOnOnePUnlessTold(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		env  map[string]string
@@ -24,7 +24,7 @@ func TestGatewayRunsOnOnePUnlessTold(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
-			if got := app.Procs(lookup); got != tc.want {
+			if got := toolkit.Procs(lookup); got != tc.want {
 				t.Fatalf("Procs = %d, want %d", got, tc.want)
 			}
 		})
