@@ -9,9 +9,10 @@ import (
 )
 
 // envelope is the part of a JSON-RPC message the gateway reads before the
-// MCP server sees it. A single message is parsed once, by checkEnvelope,
-// and every later step (initialize, the direct tools/call path, the tool
-// a call names) reads this instead of the body.
+// MCP server sees it. A single message is parsed once, by scanEnvelope
+// (in one pass for a plain request, else by checkEnvelope), and every
+// later step (initialize, the direct tools/call path, the tool a call
+// names) reads this instead of the body.
 type envelope struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
@@ -19,6 +20,14 @@ type envelope struct {
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
+
+	// Set by scanRequest (requestscan.go), which read the message in one
+	// pass: Method points at method, and call and callOK are what
+	// plainCall would read.
+	scanned bool
+	method  string
+	call    plain
+	callOK  bool
 }
 
 // is reports whether e is a message with the given method.
@@ -121,7 +130,7 @@ func readEnvelope(w http.ResponseWriter, req *http.Request) ([]byte, *envelope, 
 		writeRPCError(w, http.StatusBadRequest, -32700, "could not read the request body")
 		return nil, nil, false
 	}
-	msg, err := checkEnvelope(body)
+	msg, err := scanEnvelope(body)
 	if err != nil {
 		var ee *envelopeError
 		errors.As(err, &ee)

@@ -44,7 +44,7 @@ func (r *Router) callDirectly(w http.ResponseWriter, req *http.Request, endpoint
 	if !ok || !r.deps.Sessions.Direct(id.Client.Name, endpoint, req.Header.Get("Mcp-Session-Id")) {
 		return false
 	}
-	msg, ok := plainCall(m)
+	msg, ok := directCall(m)
 	if !ok {
 		return false
 	}
