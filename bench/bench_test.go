@@ -33,6 +33,8 @@ func TestQuickRunMeasuresEveryRow(t *testing.T) {
 	}
 	cfg := QuickConfig(DefaultConfig())
 	cfg.Repo, cfg.Before = repo, repo
+	// One small soak, so the soaked gateways' readings cannot rot either.
+	cfg.Soak, cfg.SoakRuns = 64, 1
 	if _, err := opaBinary(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
@@ -67,13 +69,27 @@ func TestQuickRunMeasuresEveryRow(t *testing.T) {
 			}
 		}
 	}
-	// Per variant: embedded in front of each service, and the sidecar's.
-	wantGateways := 2 * 4
+	// Per variant: embedded in front of each service, and the sidecar's,
+	// after the rounds; after the soak the embedded gateway in front of the
+	// echo service, and the sidecar's with its OPA.
+	wantReadings := 2*4 + 2*3
 	if cfg.NoSidecar {
-		wantGateways = 2 * 2
+		wantReadings = 2*2 + 2*1
 	}
-	if len(rep.RSS) != wantGateways {
+	if len(rep.RSS) != wantReadings {
 		t.Errorf("RSS readings: %+v", rep.RSS)
+	}
+	for _, want := range []string{"gateway (embedded policy) in front of the echo service, after soak 1", "before: gateway (embedded policy) in front of the echo service, after soak 1"} {
+		if !slices.ContainsFunc(rep.RSS, func(m RSSReading) bool { return strings.HasPrefix(m.Label, want) }) {
+			t.Errorf("no reading %q: %+v", want, rep.RSS)
+		}
+	}
+	if !cfg.NoSidecar {
+		for _, want := range []string{"gateway (OPA sidecar) in front of the echo service, after soak 1", "gateway (OPA sidecar) in front of the echo service: its OPA sidecar process, after soak 1", "before: gateway (OPA sidecar) in front of the echo service: its OPA sidecar process, after soak 1"} {
+			if !slices.ContainsFunc(rep.RSS, func(m RSSReading) bool { return strings.HasPrefix(m.Label, want) }) {
+				t.Errorf("no reading %q: %+v", want, rep.RSS)
+			}
+		}
 	}
 	for _, m := range rep.RSS {
 		if m.Bytes < 1<<20 || m.Anon <= 0 || m.File <= 0 || m.Anon+m.File > m.Bytes+m.Bytes/10 {

@@ -96,8 +96,13 @@ type target struct {
 	cpu      time.Duration
 	cpuCalls int
 	// soak names the gateway when this row is the one its RSS soak runs
-	// on (one per gateway variant).
+	// on (per gateway variant: the embedded policy's, and the sidecar's,
+	// which is how compose and Kubernetes run it).
 	soak string
+	// soakPolicy is the OPA sidecar behind a soaked gateway: its memory
+	// is read too, since moving the policy out of the gateway moves its
+	// memory, it does not save it.
+	soakPolicy *proc
 
 	lat []time.Duration
 	// first are the latencies of the warm-up previews of each round's new
@@ -153,6 +158,9 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 					return nil, fmt.Errorf("soak: %w", err)
 				}
 				rep.rss(fmt.Sprintf("%s, after soak %d (%d calls, %.0f calls/s)", t.soak, i+1, cfg.Soak, cps), t.proc)
+				if t.soakPolicy != nil {
+					rep.rss(fmt.Sprintf("%s: its OPA sidecar process, after soak %d", t.soak, i+1), t.soakPolicy)
+				}
 			}
 		}
 	}
@@ -422,6 +430,8 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 		for _, t := range sidecarRows {
 			t.cpuOf = append(t.cpuOf, opaProc) // the policy's work is the sidecar's
 		}
+		sidecarRows[0].soak = v.prefix + "gateway (OPA sidecar) in front of the echo service"
+		sidecarRows[0].soakPolicy = opaProc
 		targets = append(targets, sidecarRows...)
 	}
 	for _, t := range targets {
