@@ -24,8 +24,9 @@
 # A re-run keeps --project, --secrets, --publish, --approvals, --extended
 # and every --profile from the .env the last run wrote; options given now
 # win. --no-publish, --no-approvals, --no-extended and --no-profile NAME
-# turn them off again. TOOLGATE_APPROVAL_URL in secrets/gateway.env (a TLS
-# proxy's address) is the approval page's URL with --approvals.
+# turn them off again. --profile takes only the profiles compose defines.
+# TOOLGATE_APPROVAL_URL in secrets/gateway.env (a TLS proxy's address) is
+# the approval page's URL with --approvals.
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(pwd)
@@ -61,12 +62,23 @@ die() {
 	printf 'install.sh: %s\n' "$*" >&2
 	exit 1
 }
+warn() { printf 'install.sh: warning: %s\n' "$*" >&2; }
 # profile_name NAME: dies unless NAME is a compose profile name (.env keeps them comma-separated).
 profile_name() {
 	case $1 in
 	[a-zA-Z0-9]*) case $1 in *[!a-zA-Z0-9_.-]*) ;; *) return 0 ;; esac ;;
 	esac
 	die "not a profile name: $1"
+}
+# defined_profiles: every profile the compose files define (compose.yaml,
+# the file it includes, the overlays), one a line. Read from the files, not
+# from compose: before the first run writes .env, compose refuses to load
+# the project (TOOLGATE_SECRETS_DIR is required). Only the flow form
+# "profiles: [a, b]" is read; TestInstallProfileMustExist holds this to
+# compose/toolgate.yaml.
+defined_profiles() {
+	sed -n 's/^[[:space:]]*profiles:[[:space:]]*\[\(.*\)\][[:space:]]*$/\1/p' "$root/compose.yaml" "$root"/compose/*.yaml |
+		tr ',' '\n' | tr -d " \t\"'" | sed '/^$/d' | sort -u
 }
 in_list() { # in_list WORD LIST...: whether WORD is one of LIST
 	local w=$1 x
@@ -211,8 +223,33 @@ if [ -z "$approval_url" ] && [ -n "$approvals" ]; then
 	if [ "$approval_url" = "http://$(previous TOOLGATE_APPROVALS)" ]; then approval_url=""; fi
 	approval_url=${approval_url:-http://$approvals}
 fi
-# Profiles turned on with --profile stay on until --no-profile NAME.
-IFS=, read -ra previous_profiles <<<"$(previous TOOLGATE_PROFILES)"
+# Only profiles compose defines: a typo would start nothing, and be kept.
+mapfile -t valid_profiles < <(defined_profiles)
+[ ${#valid_profiles[@]} -gt 0 ] || die "found no profiles in $root/compose.yaml or $root/compose/*.yaml"
+valid_list=$(printf '%s\n' "${valid_profiles[@]}" | paste -sd, - | sed 's/,/, /g')
+IFS=, read -ra remembered_profiles <<<"$(previous TOOLGATE_PROFILES)"
+unknown=()
+for p in "${profiles[@]}" "${no_profiles[@]}"; do
+	# --no-profile may name a remembered profile that no longer exists.
+	if in_list "$p" "${valid_profiles[@]}" "${unknown[@]}"; then continue; fi
+	if in_list "$p" "${no_profiles[@]}" && in_list "$p" "${remembered_profiles[@]}"; then continue; fi
+	unknown+=("$p")
+done
+if [ ${#unknown[@]} -gt 0 ]; then
+	bad="profile ${unknown[0]}"
+	[ ${#unknown[@]} -eq 1 ] || bad="profiles $(printf '%s\n' "${unknown[@]}" | paste -sd, - | sed 's/,/, /g')"
+	die "unknown $bad (valid profiles: $valid_list); nothing was changed"
+fi
+# Profiles turned on with --profile stay on until --no-profile NAME. One
+# that compose no longer defines (renamed since) is dropped, and said so.
+previous_profiles=()
+for p in "${remembered_profiles[@]}"; do
+	if [ -z "$p" ] || in_list "$p" "${valid_profiles[@]}"; then
+		previous_profiles+=("$p")
+	elif ! in_list "$p" "${no_profiles[@]}" && ! $down; then
+		warn "profile $p, kept from the last run ($env_file), is no longer defined by compose (renamed or removed): dropped; valid profiles: $valid_list"
+	fi
+done
 asked_profiles=()
 for p in "${previous_profiles[@]}" "${profiles[@]}"; do
 	if [ -n "$p" ] && ! in_list "$p" "${no_profiles[@]}" "${asked_profiles[@]}"; then asked_profiles+=("$p"); fi

@@ -68,7 +68,8 @@ func standIn(t *testing.T, dir string) {
 	if err := os.MkdirAll(".build", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"install.sh", "go.mod", "go.sum", "internal", "services", "policies", "scripts", "secrets.example", "compose/.build"} {
+	for _, name := range []string{"install.sh", "go.mod", "go.sum", "internal", "services", "policies", "scripts", "secrets.example", "compose/.build",
+		"compose.yaml", "compose/toolgate.yaml", "compose/publish.yaml", "compose/approvals.yaml"} {
 		abs, err := filepath.Abs(filepath.Join("..", name))
 		if err != nil {
 			t.Fatal(err)
@@ -760,6 +761,111 @@ func TestInstallRerunKeepsProfiles(t *testing.T) {
 	// .env keeps the names comma-separated: a name with a comma is refused.
 	if r, err := tryInstall(t, dir, nil, "--profile", "arr,demo"); err == nil || !strings.Contains(r.stderr, "not a profile name") {
 		t.Errorf("--profile arr,demo: %v\n%s", err, r.stderr)
+	}
+}
+
+// --profile and --no-profile take only the profiles the compose files
+// define: a typo (frigatte) fails before anything is written or started,
+// naming it and every valid profile, exactly those of compose/toolgate.yaml.
+// A remembered profile that no longer exists (renamed in a later version)
+// does not stop a re-run: it is dropped, and install.sh says so.
+func TestInstallProfileMustExist(t *testing.T) {
+	var defined []string
+	for _, s := range load(t) {
+		for _, p := range s.Profiles {
+			if !slices.Contains(defined, p) {
+				defined = append(defined, p)
+			}
+		}
+	}
+	slices.Sort(defined)
+	if len(defined) < 5 {
+		t.Fatalf("found only the profiles %v in compose/toolgate.yaml", defined)
+	}
+	validList := regexp.MustCompile(`valid profiles: ([a-z, -]+)`)
+
+	dir := t.TempDir()
+	for _, args := range [][]string{{"--profile", "frigatte"}, {"--profile", "frigate", "--profile", "frigatte"}, {"--demo", "--profile", "frigatte"}, {"--no-profile", "frigatte"}} {
+		r, err := tryInstall(t, dir, nil, args...)
+		if err == nil || !strings.Contains(r.stderr, "unknown profile frigatte") {
+			t.Errorf("install.sh %v: %v, want refused naming frigatte:\n%s%s", args, err, r.out, r.stderr)
+			continue
+		}
+		m := validList.FindStringSubmatch(r.stderr)
+		if m == nil || !slices.Equal(strings.Split(m[1], ", "), defined) {
+			t.Errorf("install.sh %v lists %q as valid, want %v (compose/toolgate.yaml):\n%s", args, m, defined, r.stderr)
+		}
+		if strings.Contains(r.log, "compose") {
+			t.Errorf("install.sh %v ran compose before refusing:\n%s", args, r.log)
+		}
+		for _, f := range []string{".env", "secrets"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				t.Errorf("install.sh %v wrote %s before refusing", args, f)
+			}
+		}
+	}
+
+	// Every defined profile is taken (extended needs its settings file).
+	if err := os.MkdirAll(filepath.Join(dir, "secrets"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "secrets", "unraid-ssh.env"), []byte("UNRAID_SSH_HOST=tower.lan\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, p := range defined {
+		if p != "demo" { // it stands in for the real services: not beside them
+			args = append(args, "--profile", p)
+		}
+	}
+	runInstall(t, dir, nil, args...)
+	r := runInstall(t, dir, nil, "--no-profile", "searxng", "--no-profile", "extended", "--profile", "frigate")
+
+	// An earlier install.sh took any name and kept it: a typo stays
+	// refused on the command line and .env is left as it was.
+	envFile := filepath.Join(dir, ".env")
+	b, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := r.env["TOOLGATE_PROFILES"]
+	old := strings.Replace(string(b), "\nTOOLGATE_PROFILES="+kept+"\n", "\nTOOLGATE_PROFILES="+kept+",frigatte,unraid-api\n", 1)
+	if old == string(b) {
+		t.Fatalf(".env has no line TOOLGATE_PROFILES=%s:\n%s", kept, b)
+	}
+	if err := os.WriteFile(envFile, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := tryInstall(t, dir, nil, "--profile", "frigatee"); err == nil || !strings.Contains(r.stderr, "unknown profile frigatee") {
+		t.Errorf("--profile frigatee with a .env that remembers other unknown names: %v\n%s", err, r.stderr)
+	}
+	if again, _ := os.ReadFile(envFile); string(again) != old {
+		t.Errorf("a refused run rewrote .env:\n%s", again)
+	}
+	// A plain re-run drops the names that no longer exist and says so.
+	r = runInstall(t, dir, nil)
+	for _, bad := range []string{"frigatte", "unraid-api"} {
+		if !regexp.MustCompile(`(?m)^install\.sh: warning: .*\b` + bad + `\b.*dropped`).MatchString(r.stderr) {
+			t.Errorf("the re-run did not say it dropped %s:\n%s", bad, r.stderr)
+		}
+		if strings.Contains(r.env["COMPOSE_PROFILES"]+r.env["TOOLGATE_PROFILES"], bad) || strings.Contains(r.out, "--profile "+bad) {
+			t.Errorf("%s is still on or kept: COMPOSE_PROFILES=%q TOOLGATE_PROFILES=%q\n%s", bad, r.env["COMPOSE_PROFILES"], r.env["TOOLGATE_PROFILES"], r.out)
+		}
+	}
+	if r.env["TOOLGATE_PROFILES"] != kept {
+		t.Errorf(".env TOOLGATE_PROFILES=%q, want %q (the valid ones kept)", r.env["TOOLGATE_PROFILES"], kept)
+	}
+	if r := runInstall(t, dir, nil); strings.Contains(r.stderr, "warning") {
+		t.Errorf("the next run warns again:\n%s", r.stderr)
+	}
+
+	// --no-profile may name a remembered profile that no longer exists.
+	if err := os.WriteFile(envFile, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runInstall(t, dir, nil, "--no-profile", "frigatte")
+	if r.env["TOOLGATE_PROFILES"] != kept || strings.Contains(r.stderr, "frigatte") {
+		t.Errorf("--no-profile frigatte (remembered): TOOLGATE_PROFILES=%q, want %q, and no warning about it:\n%s", r.env["TOOLGATE_PROFILES"], kept, r.stderr)
 	}
 }
 
