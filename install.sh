@@ -25,8 +25,10 @@
 # and every --profile from the .env the last run wrote; options given now
 # win. --no-publish, --no-approvals, --no-extended and --no-profile NAME
 # turn them off again. --profile takes only the profiles compose defines.
-# TOOLGATE_APPROVAL_URL in secrets/gateway.env (a TLS proxy's address) is
-# the approval page's URL with --approvals.
+# With --approvals the approval page's URL is TOOLGATE_APPROVAL_URL from
+# the environment (kept by re-runs until --no-approvals), else from
+# secrets/gateway.env (a TLS proxy's address; read afresh on every run),
+# else the earlier one from the environment, else http://ADDR.
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(pwd)
@@ -180,6 +182,9 @@ previous() { # previous NAME: NAME's value in the .env the last run wrote, or no
 		sed -n "s/^$1=//p" "$env_file" | tail -n 1
 	fi
 }
+has_previous() { # has_previous NAME: whether that .env sets NAME, maybe to nothing (older ones lack some)
+	[ -f "$env_file" ] && [ "$(head -n 1 "$env_file")" = "$env_marker" ] && grep -q "^$1=" "$env_file"
+}
 kept=()
 if [ -z "$project" ]; then
 	project=$(previous COMPOSE_PROJECT_NAME)
@@ -197,10 +202,13 @@ if [ -z "$publish" ] && ! $no_publish; then
 fi
 # The approval page's URL: TOOLGATE_APPROVAL_URL given now, else the one
 # in secrets/gateway.env (approvals.yaml's environment: would otherwise
-# hide it), else one given on an earlier run (a TLS proxy's), else the
-# published address.
+# hide it), else one given in the environment on an earlier run (a TLS
+# proxy's), else the published address. Only a URL given in the
+# environment is remembered (TOOLGATE_APPROVAL_URL_GIVEN): gateway.env's
+# is read afresh, so deleting it there takes effect on the next run.
+approval_url_given=$approval_url
 if $no_approvals; then
-	approval_url=""
+	approval_url="" approval_url_given=""
 elif [ -z "$approvals" ]; then
 	approvals=$(previous TOOLGATE_APPROVALS)
 	if [ -n "$approvals" ]; then kept+=("--approvals $approvals"); fi
@@ -215,12 +223,24 @@ else
 		kept+=(--extended)
 	fi
 fi
-if [ -z "$approval_url" ] && [ -n "$approvals" ]; then
-	approval_url=$(env_setting gateway.env TOOLGATE_APPROVAL_URL)
+if [ -z "$approval_url_given" ] && ! $no_approvals; then
+	if has_previous TOOLGATE_APPROVAL_URL_GIVEN; then
+		approval_url_given=$(previous TOOLGATE_APPROVAL_URL_GIVEN)
+	else
+		# A .env of an older install.sh holds only the URL in use: given by
+		# hand unless it is the published address or gateway.env's.
+		approval_url_given=$(previous TOOLGATE_APPROVAL_URL)
+		case $approval_url_given in
+		"http://$(previous TOOLGATE_APPROVALS)" | "$(env_setting gateway.env TOOLGATE_APPROVAL_URL)") approval_url_given="" ;;
+		esac
+	fi
 fi
 if [ -z "$approval_url" ] && [ -n "$approvals" ]; then
-	approval_url=$(previous TOOLGATE_APPROVAL_URL)
-	if [ "$approval_url" = "http://$(previous TOOLGATE_APPROVALS)" ]; then approval_url=""; fi
+	approval_url=$(env_setting gateway.env TOOLGATE_APPROVAL_URL)
+	if [ -z "$approval_url" ] && [ -n "$approval_url_given" ]; then
+		approval_url=$approval_url_given
+		kept+=("TOOLGATE_APPROVAL_URL=$approval_url")
+	fi
 	approval_url=${approval_url:-http://$approvals}
 fi
 # Only profiles compose defines: a typo would start nothing, and be kept.
@@ -540,6 +560,7 @@ TOOLGATE_GID=$gid
 TOOLGATE_PUBLISH=$publish
 TOOLGATE_APPROVALS=$approvals
 TOOLGATE_APPROVAL_URL=$approval_url
+TOOLGATE_APPROVAL_URL_GIVEN=$approval_url_given
 TOOLGATE_EXTENDED=$extended
 TOOLGATE_PROFILES=$(printf '%s\n' "${asked_profiles[@]}" | paste -sd, -)
 TOOLGATE_HA_CONFIG_DIR=$ha_config_dir

@@ -872,7 +872,9 @@ func TestInstallProfileMustExist(t *testing.T) {
 // With --approvals, compose/approvals.yaml sets TOOLGATE_APPROVAL_URL in
 // the gateway's environment from .env, which hides gateway.env's value:
 // install.sh carries the one in secrets/gateway.env (a TLS proxy's
-// address) into .env. TOOLGATE_APPROVAL_URL given now still wins.
+// address) into .env, afresh on every run, so deleting it there takes
+// effect on the next run. TOOLGATE_APPROVAL_URL given now wins and, given
+// by hand, is kept by later runs (below gateway.env's) until --no-approvals.
 func TestInstallApprovalURLFromGatewayEnv(t *testing.T) {
 	approvals, err := os.ReadFile("approvals.yaml")
 	if err != nil {
@@ -886,30 +888,73 @@ func TestInstallApprovalURLFromGatewayEnv(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(gatewayEnv), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	steps := []struct {
+	const deleted = "# TLS proxy gone\n#TOOLGATE_APPROVAL_URL=https://approve.lan\n"
+	type step struct {
 		name, gatewayEnv string
 		env              map[string]string
 		args             []string
-		want             string
-	}{
+		want             string // "" with the approval page off
+		says             string
+	}
+	run := func(t *testing.T, s step) {
+		t.Helper()
+		if s.gatewayEnv != "" {
+			if err := os.WriteFile(gatewayEnv, []byte(s.gatewayEnv), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := runInstall(t, dir, s.env, s.args...)
+		if got := r.env["TOOLGATE_APPROVAL_URL"]; got != s.want || strings.HasSuffix(r.env["COMPOSE_FILE"], ":compose/approvals.yaml") != (s.want != "") {
+			t.Errorf(".env TOOLGATE_APPROVAL_URL=%q (COMPOSE_FILE=%q), want %q, approvals.yaml %v", got, r.env["COMPOSE_FILE"], s.want, s.want != "")
+		}
+		if !strings.Contains(r.out, s.says) {
+			t.Errorf("install.sh did not say %q:\n%s", s.says, r.out)
+		}
+	}
+	steps := []step{
 		{name: "the published address by default", args: []string{"--approvals", "127.0.0.1:18081"}, want: "http://127.0.0.1:18081"},
 		{name: "gateway.env's", gatewayEnv: "# TLS proxy\nTOOLGATE_APPROVAL_URL=https://approve.lan\n", want: "https://approve.lan"},
 		{name: "gateway.env's when changed", gatewayEnv: "TOOLGATE_APPROVAL_URL=\"https://toolgate.lan/approve\"\n", want: "https://toolgate.lan/approve"},
-		{name: "given now wins", env: map[string]string{"TOOLGATE_APPROVAL_URL": "https://now.lan"}, want: "https://now.lan"},
+		{name: "deleted from gateway.env: the published address", gatewayEnv: deleted, want: "http://127.0.0.1:18081"},
+		{name: "given now wins", gatewayEnv: "TOOLGATE_APPROVAL_URL=https://approve.lan\n", env: map[string]string{"TOOLGATE_APPROVAL_URL": "https://now.lan"}, want: "https://now.lan"},
+		{name: "gateway.env's wins over one given earlier", want: "https://approve.lan"},
+		{name: "deleted from gateway.env: the one given by hand", gatewayEnv: deleted, want: "https://now.lan", says: "TOOLGATE_APPROVAL_URL=https://now.lan"},
+		{name: "and kept when the address changes", args: []string{"--approvals", "127.0.0.1:18082"}, want: "https://now.lan"},
+		{name: "--no-approvals forgets it", args: []string{"--no-approvals"}},
+		{name: "--approvals again: the published address", args: []string{"--approvals", "127.0.0.1:18081"}, want: "http://127.0.0.1:18081"},
 	}
 	for _, s := range steps {
-		t.Run(s.name, func(t *testing.T) {
-			if s.gatewayEnv != "" {
-				if err := os.WriteFile(gatewayEnv, []byte(s.gatewayEnv), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
-			r := runInstall(t, dir, s.env, s.args...)
-			if got := r.env["TOOLGATE_APPROVAL_URL"]; got != s.want || !strings.HasSuffix(r.env["COMPOSE_FILE"], ":compose/approvals.yaml") {
-				t.Errorf(".env TOOLGATE_APPROVAL_URL=%q (COMPOSE_FILE=%q), want %q with approvals.yaml", got, r.env["COMPOSE_FILE"], s.want)
-			}
-		})
+		t.Run(s.name, func(t *testing.T) { run(t, s) })
 	}
+
+	// A .env of an earlier install.sh holds the URL in use but not where it
+	// came from: one that gateway.env still has is taken as gateway.env's
+	// (deleting it there then takes effect), another one as given by hand
+	// (kept, and said).
+	envFile := filepath.Join(dir, ".env")
+	olderEnv := func(t *testing.T, url string) {
+		t.Helper()
+		b, err := os.ReadFile(envFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := slices.DeleteFunc(strings.Split(strings.TrimSpace(string(b)), "\n"), func(l string) bool {
+			return strings.HasPrefix(l, "TOOLGATE_APPROVAL_URL")
+		})
+		if err := os.WriteFile(envFile, []byte(strings.Join(append(lines, "TOOLGATE_APPROVAL_URL="+url), "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("an older .env with gateway.env's", func(t *testing.T) {
+		olderEnv(t, "https://approve.lan")
+		run(t, step{gatewayEnv: "TOOLGATE_APPROVAL_URL=https://approve.lan\n", want: "https://approve.lan"})
+		run(t, step{gatewayEnv: deleted, want: "http://127.0.0.1:18081"})
+	})
+	t.Run("an older .env with one given by hand", func(t *testing.T) {
+		olderEnv(t, "https://hand.lan")
+		run(t, step{want: "https://hand.lan", says: "TOOLGATE_APPROVAL_URL=https://hand.lan"})
+		run(t, step{want: "https://hand.lan"})
+	})
 }
 
 // TOOLGATE_SECRETS_DIR in the environment chooses the secrets directory,
