@@ -35,13 +35,15 @@ func Procs(lookup func(string) (string, bool)) int {
 	return 1
 }
 
-// ProcsModule applies Procs before the process serves and logs the
-// number of Ps it runs on.
+// ApplyProcs applies Procs and logs the number of Ps the process runs on.
+func ApplyProcs(lookup func(string) (string, bool), log *slog.Logger) {
+	if n := Procs(lookup); n > 0 {
+		runtime.GOMAXPROCS(n)
+	}
+	log.Info("scheduler", "procs", runtime.GOMAXPROCS(0), "cpus", runtime.NumCPU(), "override", EnvProcs)
+}
+
+// ProcsModule applies Procs before the process serves (ApplyProcs).
 func ProcsModule(lookup func(string) (string, bool)) fx.Option {
-	return fx.Module("procs", fx.Invoke(func(log *slog.Logger) {
-		if n := Procs(lookup); n > 0 {
-			runtime.GOMAXPROCS(n)
-		}
-		log.Info("scheduler", "procs", runtime.GOMAXPROCS(0), "cpus", runtime.NumCPU(), "override", EnvProcs)
-	}))
+	return fx.Module("procs", fx.Invoke(func(log *slog.Logger) { ApplyProcs(lookup, log) }))
 }

@@ -4,7 +4,9 @@
 // HEALTHCHECK (no curl), and reading the gateway's policy token from
 // TOOLGATE_POLICY_TOKEN_FILE. The token's SHA-256 is handed to OPA in its
 // environment, where policies/system/authz.rego compares it with each
-// request's bearer token; the healthcheck sends the token itself.
+// request's bearer token; the healthcheck sends the token itself. The
+// server runs on one P unless GOMAXPROCS is set, like every toolgate
+// process (internal/toolkit/procs.go).
 package main
 
 import (
@@ -34,6 +36,11 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
 		os.Exit(toolkit.ProbeBearer(context.Background(), healthURL, token))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "run" {
+		// The server runs on one P unless GOMAXPROCS is set, as the
+		// gateway and the tool services do (internal/toolkit/procs.go).
+		toolkit.ApplyProcs(os.LookupEnv, toolkit.NewLogger(os.Getenv(toolkit.EnvLogLevel)))
 	}
 	if token != nil {
 		// Before OPA starts: it reads its environment once, for opa.runtime().

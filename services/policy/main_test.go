@@ -4,12 +4,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/toolgate/toolgate/internal/capture"
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
 )
 
 func TestHealthcheckProbesOPA(t *testing.T) {
@@ -75,6 +79,41 @@ func TestPolicyTokenIsReadFromItsFile(t *testing.T) {
 			}
 			if err != nil || string(got) != tc.want {
 				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestServerRunsOnOnePUnlessTold: the real binary, started as the image
+// starts it, says it runs on one P, or on what GOMAXPROCS asks.
+func TestServerRunsOnOnePUnlessTold(t *testing.T) {
+	bin := toolkittest.Build(t, ".")
+	policies, err := filepath.Abs("../../policies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, `"msg":"scheduler","procs":1,`},
+		{[]string{"GOMAXPROCS=3"}, `"msg":"scheduler","procs":3,`},
+	} {
+		t.Run(strings.Join(append([]string{"env"}, tc.env...), " "), func(t *testing.T) {
+			cmd := exec.Command(bin, "run", "--server", "--addr="+toolkittest.FreeAddr(t), "--skip-version-check", policies)
+			cmd.Env = tc.env
+			out := &capture.Buffer{}
+			cmd.Stdout, cmd.Stderr = out, out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(out.String(), tc.want) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no %s in the output:\n%s", tc.want, out.String())
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
 		})
 	}
