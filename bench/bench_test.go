@@ -35,13 +35,7 @@ func TestQuickRunMeasuresEveryRow(t *testing.T) {
 	cfg.Repo, cfg.Before = repo, repo
 	// One small soak, so the soaked gateways' readings cannot rot either.
 	cfg.Soak, cfg.SoakRuns = 64, 1
-	if _, err := opaBinary(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Log("no opa: the sidecar row is skipped")
-		cfg.NoSidecar = true
-	}
+
 	var log strings.Builder
 	rep, err := Run(t.Context(), cfg, &log)
 	if err != nil {

@@ -2,8 +2,9 @@
 // user runs it: client, gateway and tool service as separate processes on
 // loopback. It builds the gateway and the demo service, starts a plain
 // mcp-go echo service, the real demo service, a bare reverse proxy
-// (net/http/httputil, one hop and nothing else) and the gateway (embedded
-// policy, and the OPA sidecar mode with a real `opa run --server`), then
+// (net/http/httputil, one hop and nothing else; and one on a single P) and
+// the gateway (embedded policy, and the OPA sidecar mode with the policy
+// image's binary running OPA's `run --server` as compose runs it), then
 // drives them with a plain JSON-RPC client on MCP sessions, interleaving
 // rounds so noise on the shared cores hits every target alike.
 //

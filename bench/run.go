@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
-	"github.com/toolgate/toolgate/policies"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 )
 
@@ -202,6 +201,9 @@ type variant struct {
 	repo   string // where the gateway is built and its sidecar's compose is read
 	rev    string // the checkout's commit, for the report
 	bin    string
+	// policy is the checkout's policy sidecar (services/policy: OPA's own
+	// command in the image, run as compose runs it).
+	policy string
 }
 
 // setUp builds the binaries and starts: the echo service, the demo service
@@ -227,6 +229,12 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 		v.bin = filepath.Join(st.dir, fmt.Sprintf("gateway-%d", i))
 		if err := build(ctx, cfg.Repo, v.repo, "./services/gateway", v.bin); err != nil {
 			return nil, nil, err
+		}
+		if !cfg.NoSidecar {
+			v.policy = filepath.Join(st.dir, fmt.Sprintf("policy-%d", i))
+			if err := build(ctx, cfg.Repo, v.repo, "./services/policy", v.policy); err != nil {
+				return nil, nil, err
+			}
 		}
 		v.rev = revision(ctx, v.repo)
 	}
@@ -397,16 +405,14 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 		if cfg.NoSidecar {
 			continue
 		}
-		opa, err := opaBinary()
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w; or run with -no-sidecar", err)
-		}
 		args, err := sidecarArgs(v.repo, addr(name("opa")))
 		if err != nil {
 			return nil, nil, err
 		}
-		opaEnv := []string{policies.SidecarTokenHashEnv + "=" + policies.SidecarTokenHash([]byte(policyToken))}
-		opaProc, err := st.start(ctx, name("opa"), opa, args, opaEnv, "http://"+addr(name("opa"))+"/health", "Authorization", "Bearer "+policyToken)
+		// The image's binary reads the token's file and hands OPA its hash,
+		// as in compose.
+		opaEnv := []string{"TOOLGATE_POLICY_TOKEN_FILE=" + policyTokenFile}
+		opaProc, err := st.start(ctx, name("opa"), v.policy, args, opaEnv, "http://"+addr(name("opa"))+"/health", "Authorization", "Bearer "+policyToken)
 		if err != nil {
 			return nil, nil, err
 		}

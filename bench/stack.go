@@ -53,21 +53,6 @@ func build(ctx context.Context, tools, src, pkg, out string) error {
 	return nil
 }
 
-// opaBinary finds opa in PATH or where `go install` puts it.
-func opaBinary() (string, error) {
-	if p, err := exec.LookPath("opa"); err == nil {
-		return p, nil
-	}
-	gobin, err := exec.Command("go", "env", "GOPATH").Output()
-	if err == nil {
-		p := filepath.Join(strings.TrimSpace(string(gobin)), "bin", "opa")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("opa not found (scripts/test.sh installs it)")
-}
-
 // freeAddr returns a loopback address whose port was free a moment ago.
 func freeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
