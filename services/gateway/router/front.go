@@ -135,19 +135,28 @@ func (r *Router) Handler() http.Handler {
 			if !ok || r.callDirectly(w, req, name, msg) {
 				return
 			}
-			if msg.is(string(mcp.MethodInitialize)) {
-				if r.allowInitialize(w, req) {
-					r.initialize(w, req, name, h)
-				}
-				return
-			}
-			if tool := calledTool(msg); tool != "" {
-				// mcp-go runs the tool filter before the call (callable).
-				req = req.WithContext(forCall(req.Context(), tool))
-			}
+			r.viaMCPGo(w, req, name, h, msg)
+			return
 		}
 		h.ServeHTTP(w, req)
 	})
+}
+
+// viaMCPGo hands a checked POST that the direct path did not serve to the
+// MCP server h of endpoint: an initialize within the client's session
+// budget, a call marked with the tool it names.
+func (r *Router) viaMCPGo(w http.ResponseWriter, req *http.Request, endpoint string, h http.Handler, msg *envelope) {
+	if msg.is(string(mcp.MethodInitialize)) {
+		if r.allowInitialize(w, req) {
+			r.initialize(w, req, endpoint, h)
+		}
+		return
+	}
+	if tool := calledTool(msg); tool != "" {
+		// mcp-go runs the tool filter before the call (callable).
+		req = req.WithContext(forCall(req.Context(), tool))
+	}
+	h.ServeHTTP(w, req)
 }
 
 // calledTool returns the tool a single tools/call request names, or "".
