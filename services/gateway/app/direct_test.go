@@ -2,6 +2,8 @@ package app_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -31,14 +33,23 @@ func (h *harness) rawSession(clientName, path string) *rawSession {
 	return &rawSession{h: h, path: path, id: id, hdr: hdr}
 }
 
-// call sends tools/call; viaMCPGo adds a _meta parameter, which only
-// mcp-go's path handles.
+// call sends tools/call; viaMCPGo adds a _meta parameter (trace
+// context), which only mcp-go's path handles.
 func (s *rawSession) call(tool string, args any, viaMCPGo bool) map[string]any {
+	s.h.t.Helper()
+	if viaMCPGo {
+		return s.callWithMeta(tool, args, map[string]any{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})
+	}
+	return s.callWithMeta(tool, args, nil)
+}
+
+// callWithMeta sends tools/call with meta as its _meta, if not nil.
+func (s *rawSession) callWithMeta(tool string, args any, meta map[string]any) map[string]any {
 	s.h.t.Helper()
 	s.nextCallID++
 	params := map[string]any{"name": tool, "arguments": args}
-	if viaMCPGo {
-		params["_meta"] = map[string]any{"progressToken": "p"}
+	if meta != nil {
+		params["_meta"] = meta
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.nextCallID, "method": "tools/call", "params": params})
 	res, out := s.h.post(s.path, string(body), s.hdr)
@@ -63,7 +74,9 @@ func normalized(t *testing.T, v any) string {
 
 // TestDirectPathAnswersAndAuditsLikeMCPGo: every kind of call answers the
 // client the same, and writes the same audit lines, whether the gateway
-// serves it on its direct path or through mcp-go.
+// serves it on its direct path (plain, or asking for progress as the
+// TypeScript and Python SDKs do: the request id as an integer token) or
+// through mcp-go.
 func TestDirectPathAnswersAndAuditsLikeMCPGo(t *testing.T) {
 	h := newHarness(t)
 	// A gateway whose cap cuts a 100-character echo.
@@ -106,13 +119,16 @@ func TestDirectPathAnswersAndAuditsLikeMCPGo(t *testing.T) {
 			before := len(h.audit.String())
 			direct := normalized(t, s.call(tc.tool, tc.args, false))
 			mid := len(h.audit.String())
+			progress := normalized(t, s.callWithMeta(tc.tool, tc.args, map[string]any{"progressToken": s.nextCallID + 1}))
+			mid2 := len(h.audit.String())
 			viaMCPGo := normalized(t, s.call(tc.tool, tc.args, true))
-			if direct != viaMCPGo {
-				t.Errorf("answers differ:\n direct %s\n mcp-go %s", direct, viaMCPGo)
+			if direct != viaMCPGo || progress != viaMCPGo {
+				t.Errorf("answers differ:\n direct   %s\n progress %s\n mcp-go   %s", direct, progress, viaMCPGo)
 			}
 			all := h.audit.String()
-			if a, b := volatile.ReplaceAllString(all[before:mid], "…"), volatile.ReplaceAllString(all[mid:], "…"); a != b {
-				t.Errorf("audit lines differ:\n direct %s\n mcp-go %s", a, b)
+			a, p, b := volatile.ReplaceAllString(all[before:mid], "…"), volatile.ReplaceAllString(all[mid:mid2], "…"), volatile.ReplaceAllString(all[mid2:], "…")
+			if a != b || p != b {
+				t.Errorf("audit lines differ:\n direct   %s\n progress %s\n mcp-go   %s", a, p, b)
 			}
 			if tc.name == "read over the cap" && !strings.Contains(direct, "[toolgate: truncated") {
 				t.Errorf("not cut: %s", direct)
@@ -148,5 +164,53 @@ func TestConfirmOnTheDirectPath(t *testing.T) {
 	}
 	if h.demo.applied.Load() != before+1 {
 		t.Fatalf("applied %d times", h.demo.applied.Load()-before)
+	}
+}
+
+// TestProgressCallsAnswerAsPlainCalls: through the real gateway and the
+// demo service, a call that asks for progress (served on the direct path,
+// router/fastcall_test.go) gets the very bytes and headers of the plain
+// call, and what mcp-go answers a call with another _meta. (Previews and
+// the rest: TestDirectPathAnswersAndAuditsLikeMCPGo.) (mcp-go writes
+// a result's members in its own order where the direct path passes on the
+// service's — "isError" before "structuredContent" — so with it the
+// answers are equal as JSON; router/fastcall_test.go holds the progress
+// call to mcp-go's answer to the very same request byte for byte.)
+func TestProgressCallsAnswerAsPlainCalls(t *testing.T) {
+	h := newHarness(t)
+	cases := []struct{ name, client, tool, args string }{
+		{"read", "openwebui", "demo_echo", `{"text":"hi <b>&</b> é"}`},
+		{"redacted read", "openwebui", "demo_config", `{}`},
+		{"failing read", "openwebui", "demo_fail", `{}`},
+		{"arguments the service refuses", "openwebui", "demo_echo", `{"text":5}`},
+		{"tool hidden from a read-only client", "kiosk", "demo_counter_add", `{"amount":1}`},
+		{"unknown tool", "openwebui", "demo_nosuch", `{}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := h.rawSession(tc.client, "/mcp")
+			post := func(meta string) (http.Header, string) {
+				t.Helper()
+				body := `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"` + tc.tool + `","arguments":` + tc.args + meta + `}}`
+				res, out := h.post(s.path, body, s.hdr)
+				if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/json" {
+					t.Fatalf("%s: HTTP %d %v: %s", meta, res.StatusCode, res.Header, out)
+				}
+				res.Header.Del("Date")
+				return res.Header, string(out)
+			}
+			plainHdr, plain := post(``)
+			for _, meta := range []string{`,"_meta":{"progressToken":41}`, `,"_meta":{"progressToken":"41"}`} {
+				hdr, out := post(meta)
+				if out != plain || !reflect.DeepEqual(hdr, plainHdr) {
+					t.Fatalf("%s answers otherwise:\n %v %q\n %v %q", meta, hdr, out, plainHdr, plain)
+				}
+			}
+			var a, b any
+			_, viaMCPGo := post(`,"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}`)
+			if json.Unmarshal([]byte(plain), &a) != nil || json.Unmarshal([]byte(viaMCPGo), &b) != nil || !reflect.DeepEqual(a, b) {
+				t.Fatalf("mcp-go answers otherwise:\n %q\n %q", viaMCPGo, plain)
+			}
+		})
 	}
 }

@@ -1,12 +1,14 @@
 package router
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"mime"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -23,10 +25,11 @@ import (
 // a 2025 protocol revision, a plain call) itself: the same endpoint
 // membership and visibility check, the same tool handler logic (serve:
 // arguments, policy, tickets, caps, audit, metrics), and for a read the
-// service's result bytes passed on as they are (passthrough.go). Anything
-// else — another method, a batch, the 2026-07-28 revision, _meta or task
-// parameters, a session mcp-go has not seen for a while — goes to mcp-go
-// as before. Both ways answer the same.
+// service's result bytes passed on as they are (passthrough.go). A call
+// whose _meta only asks for progress is plain too (progressOnly). Anything
+// else — another method, a batch, the 2026-07-28 revision, any other _meta,
+// task parameters, a session mcp-go has not seen for a while — goes to
+// mcp-go as before. Both ways answer the same.
 
 // callDirectly answers req when it is a plain tools/call it can serve, and
 // reports whether it did.
@@ -103,10 +106,10 @@ type plain struct {
 	args json.RawMessage
 }
 
-// plainCall reads a JSON-RPC tools/call whose params are a name and
-// arguments and nothing else (no _meta, no task, no multi round-trip
-// state: those are mcp-go's to handle). m is the request as checkEnvelope
-// parsed it, nil for a batch.
+// plainCall reads a JSON-RPC tools/call whose params are a name, arguments
+// and at most a _meta that only asks for progress, and nothing else (no
+// other _meta, no task, no multi round-trip state: those are mcp-go's to
+// handle). m is the request as checkEnvelope parsed it, nil for a batch.
 func plainCall(m *envelope) (plain, bool) {
 	if !m.is(string(mcp.MethodToolsCall)) || len(m.ID) == 0 || string(m.ID) == "null" {
 		return plain{}, false
@@ -124,6 +127,12 @@ func plainCall(m *envelope) (plain, bool) {
 			}
 		case "arguments":
 			p.args = v
+		case "_meta":
+			// A map keeps the last of two _meta; mcp-go decodes each, and
+			// fails on one it cannot read.
+			if !progressOnly(v) || !distinctKeys(m.Params) {
+				return plain{}, false
+			}
 		default:
 			return plain{}, false
 		}
@@ -133,6 +142,85 @@ func plainCall(m *envelope) (plain, bool) {
 	}
 	p.id = m.ID
 	return p, true
+}
+
+// progressOnly reports whether a call's _meta is an object of exactly one
+// member, progressToken, whose value is a string or an integer of at most
+// tokenMaxLen bytes: what MCP clients that want progress send (the
+// TypeScript and Python SDKs, MCP Inspector), and the one _meta the direct
+// path serves. mcp-go's streamable HTTP server sends no progress of its
+// own, and the gateway's tool handler never reads a request's _meta, so
+// mcp-go answers such a call exactly as it answers the call without it
+// (fastcall_test.go and the app's direct_test.go hold the two ways to
+// that). A longer number could be one mcp-go fails to decode (it reads
+// the token as a float64), so it is left to mcp-go, as is any other key
+// (the 2026-07-28 revision's protocolVersion, trace context) or a second
+// member.
+func progressOnly(raw json.RawMessage) bool {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	if k, err := dec.Token(); err != nil || k != "progressToken" {
+		return false
+	}
+	v, err := dec.Token()
+	if err != nil {
+		return false
+	}
+	switch v := v.(type) {
+	case string:
+	case json.Number:
+		if !isInteger(string(v)) || len(v) > tokenMaxLen {
+			return false
+		}
+	default: // null, a bool, an object or an array
+		return false
+	}
+	t, err := dec.Token()
+	return err == nil && t == json.Delim('}')
+}
+
+// distinctKeys reports whether no key of the object obj (valid JSON)
+// appears twice, as encoding/json decodes keys.
+func distinctKeys(obj json.RawMessage) bool {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		k, err := dec.Token()
+		key, isKey := k.(string)
+		if err != nil || !isKey || seen[key] {
+			return false
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// tokenMaxLen bounds an integer progress token the direct path serves.
+const tokenMaxLen = 20
+
+// isInteger reports whether n (a JSON number) is an integer as JSON writes
+// one: -?(0|[1-9][0-9]*), no fraction, no exponent.
+func isInteger(n string) bool {
+	n = strings.TrimPrefix(n, "-")
+	if n == "" || (n[0] == '0' && len(n) > 1) {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if n[i] < '0' || n[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 type rpcError struct {

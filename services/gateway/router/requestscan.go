@@ -17,6 +17,11 @@ import (
 // once, spelt so, in a body of valid UTF-8 — validating the whole body as
 // encoding/json does (resultScanner's grammar), and gives what
 // checkEnvelope and plainCall give for it: the same fields, the same call.
+// In a call's params it reads "name", "arguments" and "_meta" (a lone
+// progressToken, or any other value plainCall refuses) by exact spelling,
+// as plainCall's map does: a call with a progress token read in one pass
+// costs what a plain call does (0.5–0.9 µs, 2 allocations), where leaving
+// it to the reference costs 15–21 µs and 85 (BenchmarkReadRequest).
 //
 // It answers no error itself: whatever it is not sure to read exactly as
 // encoding/json would — another member or spelling (encoding/json matches
@@ -39,11 +44,14 @@ const (
 	reqParams
 )
 
-// The members of tools/call params.
+// The members of tools/call params, and of their _meta.
 const (
 	paramName = 1 << iota
 	paramArgs
+	paramMeta
 )
+
+const metaProgress = 1
 
 // scanEnvelope is checkEnvelope, in one pass when it can be: readEnvelope's
 // way to read a body. A message it scanned carries its call for directCall.
@@ -147,7 +155,8 @@ func scanRequest(body []byte) (*envelope, bool) {
 		m.Params = body[params.start:params.end:params.end]
 	}
 	// What plainCall makes of it: a tools/call with an id, params an
-	// object of a non-empty name string and arguments, nothing else.
+	// object of a non-empty name string, arguments and a _meta of a
+	// progress token (progressOnly), nothing else.
 	if m.method != string(mcp.MethodToolsCall) || len(m.ID) == 0 || string(m.ID) == "null" ||
 		!paramsIsObject || call.other || call.name.end == 0 || call.name.end-call.name.start == 2 {
 		return m, true
@@ -164,7 +173,7 @@ func scanRequest(body []byte) (*envelope, bool) {
 type callScan struct {
 	name  span // the name string, quotes included; end 0 when absent or null
 	args  span // the arguments value; end 0 when absent
-	other bool // a member plainCall refuses, or a name it cannot read
+	other bool // a member plainCall refuses, or a name or _meta it cannot read
 }
 
 // params reads an object of params at its '{', noting its name and
@@ -184,6 +193,9 @@ func (s *resultScanner) params(c *callScan) verdict {
 		}
 		seen |= uint8(f)
 		start := s.i
+		if f == paramMeta {
+			return s.meta(c)
+		}
 		if f == paramArgs {
 			if v := s.value(); v != scanOK {
 				return v
@@ -208,8 +220,49 @@ func (s *resultScanner) params(c *callScan) verdict {
 	}, paramField)
 }
 
-// requestField and paramField name the member a plain key (ASCII, no
-// escapes) is for: spelt exactly so, or fieldOther.
+// meta reads a call's _meta at its value as progressOnly does: an object
+// of one member, progressToken, a string or an integer of at most
+// tokenMaxLen bytes. Any other valid value is c.other, mcp-go's to serve.
+func (s *resultScanner) meta(c *callScan) verdict {
+	if !s.at('{') {
+		c.other = true
+		return s.value()
+	}
+	if v := s.open(); v != scanOK {
+		return v
+	}
+	members := 0
+	v := s.members(func(f int) verdict {
+		members++
+		if f != metaProgress || members > 1 {
+			c.other = true
+			return s.value()
+		}
+		start := s.i
+		switch {
+		case s.at('"'):
+			return s.str()
+		case s.i < len(s.data) && (s.data[s.i] == '-' || '0' <= s.data[s.i] && s.data[s.i] <= '9'):
+			if v := s.number(); v != scanOK {
+				return v
+			}
+			if n := s.data[start:s.i]; len(n) > tokenMaxLen || !isInteger(string(n)) {
+				c.other = true
+			}
+			return scanOK
+		default: // null, a bool, an object or an array
+			c.other = true
+			return s.value()
+		}
+	}, metaField)
+	if members == 0 {
+		c.other = true
+	}
+	return v
+}
+
+// requestField, paramField and metaField name the member a plain key
+// (ASCII, no escapes) is for: spelt exactly so, or fieldOther.
 func requestField(key []byte) int {
 	switch string(key) {
 	case "jsonrpc":
@@ -230,6 +283,15 @@ func paramField(key []byte) int {
 		return paramName
 	case "arguments":
 		return paramArgs
+	case "_meta":
+		return paramMeta
+	}
+	return fieldOther
+}
+
+func metaField(key []byte) int {
+	if string(key) == "progressToken" {
+		return metaProgress
 	}
 	return fieldOther
 }

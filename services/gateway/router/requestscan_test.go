@@ -46,6 +46,44 @@ var requestCases = []struct {
 	{"no name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}`, true},
 	{"empty params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`, true},
 	{"_meta", strings.Replace(echoCall, `"arguments"`, `"_meta":{"progressToken":1},"arguments"`, 1), true},
+	{"_meta after arguments", benchProgressCall, true},
+	{"_meta first", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p"},"name":"x"}}`, true},
+	{"_meta alone", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1}}}`, true},
+	{"progress token 0", withMeta(`"_meta":{"progressToken":0}`), true},
+	{"progress token negative", withMeta(`"_meta":{"progressToken":-7}`), true},
+	{"progress token minus zero", withMeta(`"_meta":{"progressToken":-0}`), true},
+	{"progress token of 20 bytes", withMeta(`"_meta":{"progressToken":-9223372036854775808}`), true},
+	{"progress token of 21 bytes", withMeta(`"_meta":{"progressToken":123456789012345678901}`), true},
+	{"progress token of 400 digits", withMeta(`"_meta":{"progressToken":1` + strings.Repeat("0", 400) + `}`), true},
+	{"progress token a fraction", withMeta(`"_meta":{"progressToken":1.5}`), true},
+	{"progress token with an exponent", withMeta(`"_meta":{"progressToken":1e3}`), true},
+	{"progress token 1.0", withMeta(`"_meta":{"progressToken":1.0}`), true},
+	{"progress token an empty string", withMeta(`"_meta":{"progressToken":""}`), true},
+	{"progress token with escapes", withMeta(`"_meta":{"progressToken":"a\"\u00e9\ud83d\ude00\ud800"}`), true},
+	{"progress token non-ASCII", withMeta(`"_meta":{"progressToken":"é😀"}`), true},
+	{"progress token null", withMeta(`"_meta":{"progressToken":null}`), true},
+	{"progress token true", withMeta(`"_meta":{"progressToken":true}`), true},
+	{"progress token false", withMeta(`"_meta":{"progressToken":false}`), true},
+	{"progress token an object", withMeta(`"_meta":{"progressToken":{"a":1}}`), true},
+	{"progress token an array", withMeta(`"_meta":{"progressToken":[1]}`), true},
+	{"_meta with spaces", withMeta(" \"_meta\" :\n{ \"progressToken\"\t: 5 } "), true},
+	{"_meta empty", withMeta(`"_meta":{}`), true},
+	{"_meta null", withMeta(`"_meta":null`), true},
+	{"_meta a string", withMeta(`"_meta":"p"`), true},
+	{"_meta a number", withMeta(`"_meta":1`), true},
+	{"_meta an array", withMeta(`"_meta":[{"progressToken":1}]`), true},
+	{"_meta of another key", withMeta(`"_meta":{"traceparent":"t"}`), true},
+	{"_meta with another key after", withMeta(`"_meta":{"progressToken":1,"traceparent":"t"}`), true},
+	{"_meta with another key before", withMeta(`"_meta":{"traceparent":"t","progressToken":1}`), true},
+	{"_meta with protocolVersion", withMeta(`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":1}`), true},
+	{"_meta with another object", withMeta(`"_meta":{"progressToken":1,"x":{"y":[1,{"z":null}]}}`), true},
+	{"progressToken spelt otherwise", withMeta(`"_meta":{"ProgressToken":1}`), true},
+	{"progressToken lower case", withMeta(`"_meta":{"progresstoken":1}`), true},
+	{"_meta spelt otherwise", withMeta(`"_Meta":{"progressToken":1}`), true},
+	{"_meta and a task", withMeta(`"_meta":{"progressToken":1},"task":{}`), true},
+	{"_meta and a bad name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":5}}`, true},
+	{"_meta on tools/list", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":1}}}`, true},
+	{"_meta on a notification", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x","_meta":{"progressToken":1}}}`, true},
 	{"a task", strings.Replace(echoCall, `"arguments"`, `"task":{},"arguments"`, 1), true},
 	{"Name in params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"Name":"demo_echo"}}`, true},
 	{"null params", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":null}`, true},
@@ -76,6 +114,14 @@ var requestCases = []struct {
 	{"params twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"},"params":{"name":"y"}}`, false},
 	{"jsonrpc twice", `{"jsonrpc":"1.0","jsonrpc":"2.0","id":1,"method":"ping"}`, false},
 	{"name twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","name":"y"}}`, false},
+	{"_meta twice", withMeta(`"_meta":{"progressToken":1},"_meta":{"progressToken":2}`), false},
+	{"_meta twice, the first unreadable by mcp-go", withMeta(`"_meta":{"progressToken":1` + strings.Repeat("0", 400) + `},"_meta":{"progressToken":1}`), false},
+	{"_meta twice, one escaped", withMeta(`"_meta":{"progressToken":1},"_\u006deta":{"progressToken":1}`), false},
+	{"_meta escaped", withMeta(`"_\u006deta":{"progressToken":1}`), false},
+	{"progressToken twice", withMeta(`"_meta":{"progressToken":1,"progressToken":2}`), true}, // mcp-go's: another member
+	{"progressToken escaped", withMeta(`"_meta":{"progress\u0054oken":1}`), false},
+	{"progressToken with a long s", withMeta(`"_meta":{"progreſſToken":1}`), false},
+	{"deep _meta", withMeta(`"_meta":{"progressToken":1,"x":` + strings.Repeat(`[`, 1100) + strings.Repeat(`]`, 1100) + `}`), false},
 	{"arguments twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1},"arguments":{"a":2}}}`, false},
 	{"escaped name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo\u005fecho"}}`, false},
 	{"escaped key in params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"demo_echo"}}`, false},
@@ -151,10 +197,21 @@ var requestCases = []struct {
 	{"unclosed arguments", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1}}`, false},
 	{"bad literal", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":tru}}`, false},
 	{"too deep", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e","arguments":` + strings.Repeat(`[`, 10001) + strings.Repeat(`]`, 10001) + `}}`, false},
+	{"_meta unclosed", withMeta(`"_meta":{"progressToken":1`), false},
+	{"_meta with a trailing comma", withMeta(`"_meta":{"progressToken":1,}`), false},
+	{"_meta with a bad token", withMeta(`"_meta":{"progressToken":01}`), false},
+	{"_meta with a lone minus", withMeta(`"_meta":{"progressToken":-}`), false},
+	{"_meta with a bare key", withMeta(`"_meta":{progressToken:1}`), false},
+	{"_meta with a bad literal", withMeta(`"_meta":{"progressToken":nul}`), false},
+	{"_meta with a control character", withMeta("\"_meta\":{\"progressToken\":\"a\tb\"}"), false},
 	{"params with a number key", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{1:"x"}}`, false},
 }
 
 const benchCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"demo_echo","arguments":{"text":"benchmark"}}}`
+
+// benchProgressCall is benchCall as the TypeScript SDK sends it when the
+// caller asks for progress: the request id as the token, after arguments.
+const benchProgressCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"demo_echo","arguments":{"text":"benchmark"},"_meta":{"progressToken":7}}}`
 
 // TestRequestScanReadsAsEncodingJSON: the one-pass reader and the
 // reference agree on every case, and the reader reads the cases it should
@@ -175,7 +232,7 @@ func TestRequestScanReadsAsEncodingJSON(t *testing.T) {
 // TestPlainCallsAreReadInOnePass: the bodies a client sends for a call
 // take the scanner's way, so that it cannot silently fall out of use.
 func TestPlainCallsAreReadInOnePass(t *testing.T) {
-	for _, body := range []string{echoCall, benchCall,
+	for _, body := range []string{echoCall, benchCall, benchProgressCall, withMeta(`"_meta":{"progressToken":"8f2c"}`),
 		`{"jsonrpc":"2.0","id":"0f3c","method":"tools/call","params":{"name":"unraid_list_containers","arguments":{}}}`,
 		"{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 12,\n  \"method\": \"tools/call\",\n  \"params\": {\n    \"name\": \"gitea_search\",\n    \"arguments\": {\"q\": \"héllo \\\"x\\\"\"}\n  }\n}\n",
 	} {
@@ -329,7 +386,7 @@ func (g *requestGen) params() {
 		if i > 0 {
 			g.pick(",", ",", ",", "")
 		}
-		switch g.next() % 3 {
+		switch g.next() % 4 {
 		case 0:
 			g.pick(`"name"`, `"Name"`, `"n\u0061me"`, `"nam"`, `"_meta"`)
 			g.pick(":")
@@ -338,6 +395,10 @@ func (g *requestGen) params() {
 			g.pick(`"arguments"`, `"Arguments"`, `"arguments"`, `"task"`)
 			g.pick(":")
 			g.pick(`{"text":"hi"}`, `{}`, `null`, `[1,2,]`, `{"a":1,"a":2}`, `"\u00"`, `1e999`, "[[[[[[[[[[]]]]]]]]]]", `{"a" 1}`)
+		case 2:
+			g.pick(`"_meta"`, `"_meta"`, `"_Meta"`, `"_\u006deta"`)
+			g.pick(":")
+			g.meta()
 		default:
 			g.pick(`"x":1`, `"name":"a","name":"b"`, `"arguments":{},"arguments":null`)
 		}
@@ -345,32 +406,55 @@ func (g *requestGen) params() {
 	g.pick("}", "}", "", "]")
 }
 
+// meta writes a _meta value: mostly a progress token of some kind.
+func (g *requestGen) meta() {
+	if c := g.next(); c%8 == 0 {
+		g.pick(`null`, `{}`, `[]`, `"x"`, `1`, `{`)
+		return
+	}
+	g.pick("{")
+	n := 1 + g.next()%3
+	for i := range n {
+		if i > 0 {
+			g.pick(",", ",", ",", "")
+		}
+		g.pick(`"progressToken"`, `"progressToken"`, `"progressToken"`, `"ProgressToken"`, `"progress\u0054oken"`, `"traceparent"`, `"io.modelcontextprotocol/protocolVersion"`)
+		g.pick(":")
+		g.pick(`1`, `0`, `-0`, `-12`, `7`, `1.5`, `1e3`, `01`, `-`, `12345678901234567890`, `123456789012345678901`, `-1234567890123456789`, `-12345678901234567890`,
+			`1`+strings.Repeat("0", 400), `"p"`, `""`, `"\u00e9\"x"`, `"é"`, "\"\xff\"", `"\u00"`, `null`, `true`, `{}`, `[1]`, `{"a":[1]}`)
+	}
+	g.pick("}", "}", "}", "", "]")
+}
+
 // BenchmarkReadRequest: reading a typical tools/call body, as
-// checkEnvelope and plainCall do (reference) and in one pass (scan).
+// checkEnvelope and plainCall do (reference) and in one pass (scan), plain
+// and with the progressToken many clients send.
 func BenchmarkReadRequest(b *testing.B) {
-	body := []byte(benchCall)
-	b.Run("reference", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			m, err := checkEnvelope(body)
-			if err != nil {
-				b.Fatal(err)
+	for _, body := range []struct{ name, body string }{{"plain", benchCall}, {"progress", benchProgressCall}} {
+		b.Run(body.name+"/reference", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m, err := checkEnvelope([]byte(body.body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, ok := plainCall(m); !ok {
+					b.Fatal("not a plain call")
+				}
 			}
-			if _, ok := plainCall(m); !ok {
-				b.Fatal("not a plain call")
+		})
+		b.Run(body.name+"/scan", func(b *testing.B) {
+			data := []byte(body.body)
+			b.ReportAllocs()
+			for b.Loop() {
+				m, err := scanEnvelope(data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, ok := directCall(m); !ok {
+					b.Fatal("not a plain call")
+				}
 			}
-		}
-	})
-	b.Run("scan", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			m, err := scanEnvelope(body)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, ok := directCall(m); !ok {
-				b.Fatal("not a plain call")
-			}
-		}
-	})
+		})
+	}
 }
