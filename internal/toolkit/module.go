@@ -90,9 +90,10 @@ func Run(name string, modules ...fx.Option) {
 	app := fx.New(
 		FxLogger(logger),
 		fx.Supply(Name(name), logger),
-		ProcsModule(os.LookupEnv),
 		Module,
 		fx.Options(modules...),
+		// Last: a bad configuration's summary stays the first line out.
+		ProcsModule(os.LookupEnv),
 	)
 	os.Exit(Serve(name, app))
 }

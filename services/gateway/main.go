@@ -23,10 +23,11 @@ func main() {
 	gateway := fx.New(
 		toolkit.FxLogger(logger),
 		fx.Supply(logger),
-		toolkit.ProcsModule(os.LookupEnv),
 		app.ConfigModule,
 		app.GatewayModule,
 		app.ServeModule,
+		// Last: a bad configuration's summary stays the first line out.
+		toolkit.ProcsModule(os.LookupEnv),
 	)
 	os.Exit(toolkit.Serve("gateway", gateway))
 }
