@@ -28,6 +28,9 @@ type envelope struct {
 	method  string
 	call    plain
 	callOK  bool
+	// body is the message as checkEnvelope read it, for plainCall's
+	// check that no member came twice.
+	body []byte
 }
 
 // is reports whether e is a message with the given method.
@@ -60,6 +63,7 @@ func checkEnvelope(body []byte) (*envelope, error) {
 			}
 			return nil, &envelopeError{-32600, "invalid request: malformed JSON-RPC fields"}
 		}
+		e.body = body
 		return &e, checkFields(&e)
 	case !json.Valid(body):
 		return nil, &envelopeError{-32700, "parse error: the body is not valid JSON"}

@@ -114,6 +114,12 @@ func plainCall(m *envelope) (plain, bool) {
 	if !m.is(string(mcp.MethodToolsCall)) || len(m.ID) == 0 || string(m.ID) == "null" {
 		return plain{}, false
 	}
+	// A member twice (or twice but for case, which encoding/json folds)
+	// is read as its last by the envelope and otherwise by mcp-go: such a
+	// message is mcp-go's to answer.
+	if m.body != nil && !distinctKeys(m.body) {
+		return plain{}, false
+	}
 	var params map[string]json.RawMessage
 	if json.Unmarshal(m.Params, &params) != nil || params == nil {
 		return plain{}, false
@@ -183,20 +189,21 @@ func progressOnly(raw json.RawMessage) bool {
 }
 
 // distinctKeys reports whether no key of the object obj (valid JSON)
-// appears twice, as encoding/json decodes keys.
+// appears twice, not even in another case: decoding into a struct,
+// encoding/json folds case, so "params" and "Params" are one member.
 func distinctKeys(obj json.RawMessage) bool {
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return false
 	}
-	seen := map[string]bool{}
+	var seen []string
 	for dec.More() {
 		k, err := dec.Token()
 		key, isKey := k.(string)
-		if err != nil || !isKey || seen[key] {
+		if err != nil || !isKey || slices.ContainsFunc(seen, func(s string) bool { return strings.EqualFold(s, key) }) {
 			return false
 		}
-		seen[key] = true
+		seen = append(seen, key)
 		var skip json.RawMessage
 		if dec.Decode(&skip) != nil {
 			return false

@@ -475,6 +475,12 @@ func TestPlainCall(t *testing.T) {
 		{"_meta of a token and more", withMeta(`"_meta":{"progressToken":3,"x":1}`), false, "", "", ""},
 		{"_meta twice", withMeta(`"_meta":{"progressToken":3},"_meta":{"progressToken":4}`), false, "", "", ""},
 		{"a task", strings.Replace(echoCall, `"arguments"`, `"task":{},"arguments"`, 1), false, "", "", ""},
+		// A message member twice: the envelope keeps the last, mcp-go reads
+		// the first too (a task in it is refused there), so mcp-go answers.
+		{"params twice", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"demo_echo","task":5},"params":{"name":"demo_echo","arguments":{}}}`, false, "", "", ""},
+		{"params twice but for case", `{"jsonrpc":"2.0","id":7,"method":"tools/call","Params":{"name":"demo_echo","task":5},"params":{"name":"demo_echo","arguments":{}}}`, false, "", "", ""},
+		{"id twice", `{"jsonrpc":"2.0","id":6,"id":7,"method":"tools/call","params":{"name":"demo_echo"}}`, false, "", "", ""},
+		{"members once, one in another case", `{"jsonrpc":"2.0","id":7,"Method":"tools/call","params":{"name":"demo_echo"}}`, true, "7", "demo_echo", ""},
 		{"another method", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"name":"x"}}`, false, "", "", ""},
 		{"notification", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"demo_echo"}}`, false, "", "", ""},
 		{"null id", `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"demo_echo"}}`, false, "", "", ""},
