@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/toolerr"
@@ -47,7 +46,7 @@ type call struct {
 	// canonical is the arguments' canonical JSON (what argsDigest hashes,
 	// and what a read sends the service).
 	canonical []byte
-	// direct: the call came on the direct path (direct.go), which writes
+	// direct: the call came on the direct path (fastcall.go), which writes
 	// a read's result as the service sent it. Then serve may answer with
 	// a nil result and the passthrough body, and textBytes for the audit.
 	direct      bool
@@ -56,27 +55,6 @@ type call struct {
 	// viaDiscovery: the call came through toolgate_call_tool, so the next
 	// step of a preview names that tool.
 	viaDiscovery bool
-}
-
-func (r *Router) handle(e *entry) server.ToolHandlerFunc { return r.handleVia(e, false) }
-
-func (r *Router) handleVia(e *entry, viaDiscovery bool) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		c := &call{e: e, start: r.deps.Now(), viaDiscovery: viaDiscovery}
-		id, ok := auth.IdentityFrom(ctx)
-		if !ok {
-			return errorResult(toolerr.New(toolerr.AuthFailed, "no authenticated client")), nil
-		}
-		c.id = id
-		if id.UserMissing != "" {
-			// A user=jwt client must say who asks before anything runs.
-			r.log.Info("call refused", "client", id.Client.Name, "tool", e.offered.Name, "reason", "no end-user token")
-			return errorResult(toolerr.New(toolerr.Forbidden, "%s", id.UserMissing)), nil
-		}
-		res, outcome := r.serve(ctx, c, req)
-		r.finish(c, res, outcome)
-		return res, nil
-	}
 }
 
 func (r *Router) serve(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, string) {

@@ -325,7 +325,7 @@ func (r *Router) install(service string, entries []*entry) {
 	}
 	served := make([]server.ServerTool, 0, len(kept))
 	for _, e := range kept {
-		served = append(served, server.ServerTool{Tool: e.offered, Handler: r.handle(e)})
+		served = append(served, server.ServerTool{Tool: e.offered, Handler: r.handleCall})
 	}
 	if len(gone) > 0 {
 		r.aggregate.DeleteTools(gone...)

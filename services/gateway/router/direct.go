@@ -90,28 +90,27 @@ func (r *Router) VisibleTools(ctx context.Context, endpoint string) ([]OfferedTo
 }
 
 // CallTool runs one call of tool on endpoint with the JSON arguments args,
-// as tools/call on /mcp/<endpoint> does: the tool must belong to the
-// endpoint and be visible to the caller (else ErrNoSuchTool), and then the
-// MCP tool handler itself runs. The result is what an MCP client would get.
+// as tools/call on /mcp/<endpoint> does: the one admission step (an
+// unknown, foreign or hidden tool is ErrNoSuchTool), then the call. The
+// result is what an MCP client would get.
 func (r *Router) CallTool(ctx context.Context, endpoint, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	services, member, ok := r.endpoint(endpoint)
-	if !ok {
+	if _, _, ok := r.endpoint(endpoint); !ok {
 		return nil, ErrNoSuchTool
 	}
 	if err := r.awaitLoaded(ctx); err != nil {
 		return nil, err
 	}
-	e := r.lookup(tool)
-	if e == nil || !slices.Contains(services, e.service) || !member(e) {
+	a := r.admit(ctx, endpoint, tool)
+	switch {
+	case errors.Is(a.err, ErrNoSuchTool):
 		return nil, ErrNoSuchTool
-	}
-	if !r.callable(ctx, e) {
-		return nil, ErrNoSuchTool
+	case a.c == nil:
+		return refusal(a.err), nil
 	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.RawArguments = args
-	return r.handle(e)(ctx, req)
+	return r.run(ctx, a.c, req), nil
 }
 
 // EndpointInstructions are the instructions an MCP client of

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/policies"
 	"github.com/toolgate/toolgate/services/gateway/auth"
@@ -82,19 +85,28 @@ func TestCallToolStaysInsideItsEndpoint(t *testing.T) {
 		endpoint string
 		tool     string
 		ok       bool
+		// refused: answered as a tool failure with this code instead of
+		// ErrNoSuchTool.
+		refused toolerr.Code
 	}{
-		{"own endpoint", user, "demo", "demo_echo", true},
-		{"another service's endpoint", user, "web", "demo_echo", false},
-		{"unknown tool", user, "demo", "demo_nosuch", false},
-		{"unknown endpoint", user, "nosuch", "demo_echo", false},
-		{"caller may not see it", nobody, "demo", "demo_echo", false},
-		{"no identity at all", ctx, "demo", "demo_echo", false},
+		{"own endpoint", user, "demo", "demo_echo", true, ""},
+		{"another service's endpoint", user, "web", "demo_echo", false, ""},
+		{"unknown tool", user, "demo", "demo_nosuch", false, ""},
+		{"unknown endpoint", user, "nosuch", "demo_echo", false, ""},
+		{"caller may not see it", nobody, "demo", "demo_echo", false, ""},
+		{"no identity at all", ctx, "demo", "demo_echo", false, toolerr.AuthFailed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(demo.calls) + len(web.calls)
 			res, err := r.CallTool(tc.ctx, tc.endpoint, tc.tool, json.RawMessage(`{}`))
 			after := len(demo.calls) + len(web.calls)
+			if tc.refused != "" {
+				if err != nil || res == nil || !res.IsError || !strings.Contains(fmt.Sprint(res.StructuredContent), string(tc.refused)) || after != before {
+					t.Fatalf("got %v %+v, %d backend calls", err, res, after-before)
+				}
+				return
+			}
 			if !tc.ok {
 				if !errors.Is(err, ErrNoSuchTool) || after != before {
 					t.Fatalf("got %v, %d backend calls", err, after-before)

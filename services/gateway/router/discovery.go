@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sort"
 	"strings"
@@ -78,10 +79,10 @@ const discoveryInstructions = "This endpoint holds every service's tools without
 	toolCall + " calls it by name."
 
 // visibleEntry returns the tool called name if the caller in ctx may see
-// it (call: may call it); an unknown and a hidden tool are the same answer.
-func (r *Router) visibleEntry(ctx context.Context, name string, call bool) (*entry, bool) {
+// it; an unknown and a hidden tool are the same answer.
+func (r *Router) visibleEntry(ctx context.Context, name string) (*entry, bool) {
 	e := r.lookup(name)
-	if e == nil || (call && !r.callable(ctx, e)) || (!call && len(r.visible(ctx, []mcp.Tool{e.offered})) == 0) {
+	if e == nil || len(r.visible(ctx, []mcp.Tool{e.offered})) == 0 {
 		return nil, false
 	}
 	return e, true
@@ -166,7 +167,7 @@ func (r *Router) describeTool(ctx context.Context, req mcp.CallToolRequest) (*mc
 		return errorResult(toolerr.New(toolerr.AuthFailed, "no authenticated client")), nil
 	}
 	name := req.GetString("name", "")
-	e, ok := r.visibleEntry(ctx, name, false)
+	e, ok := r.visibleEntry(ctx, name)
 	if !ok {
 		return noSuchTool(name), nil
 	}
@@ -197,14 +198,18 @@ func (r *Router) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	if err := req.BindArguments(&in); err != nil {
 		return errorResult(toolerr.Wrap(toolerr.InvalidArgument, err, "arguments: name (a tool's name) and arguments (an object)")), nil
 	}
-	e, ok := r.visibleEntry(ctx, in.Name, true)
-	if !ok {
+	a := r.admit(ctx, DiscoveryEndpoint, in.Name)
+	switch {
+	case errors.Is(a.err, ErrNoSuchTool):
 		return noSuchTool(in.Name), nil
+	case a.c == nil:
+		return refusal(a.err), nil
 	}
+	a.c.viaDiscovery = true
 	inner := mcp.CallToolRequest{}
 	inner.Params.Name = in.Name
 	inner.Params.RawArguments = in.Arguments
-	return r.handleVia(e, true)(ctx, inner)
+	return r.run(ctx, a.c, inner), nil
 }
 
 // splitWords lower-cases text and splits it into words of letters and

@@ -3,6 +3,7 @@ package router
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -51,33 +52,33 @@ func (r *Router) callDirectly(w http.ResponseWriter, req *http.Request, endpoint
 	if !ok {
 		return false
 	}
-	services, member, ok := r.endpoint(endpoint)
-	if endpoint == "" { // the aggregate /mcp
-		services, member, ok = r.names, func(*entry) bool { return true }, true
-	}
+	a, ok := admitted(req.Context(), msg.name)
 	if !ok {
 		return false
 	}
-	ctx := req.Context()
-	e := r.lookup(msg.name)
-	if e == nil || !slices.Contains(services, e.service) || !member(e) || !r.callable(ctx, e) {
+	if errors.Is(a.err, ErrNoSuchTool) {
 		// mcp-go's words for a tool it does not have or the filter hides.
 		writeRPC(w, msg.id, nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("tool '%s' not found: tool not found", msg.name)})
 		return true
 	}
-	c := &call{e: e, start: r.deps.Now(), id: id, direct: true}
-	res, outcome := r.serveRecovered(c, func() (*mcp.CallToolResult, string) {
-		treq := mcp.CallToolRequest{}
-		treq.Params.Name = msg.name
-		treq.Params.RawArguments = msg.args
-		return r.serve(ctx, c, treq)
-	})
-	r.finish(c, res, outcome)
-	result := c.passthrough
+	var result json.RawMessage
+	res := refusal(a.err)
+	if c := a.c; c != nil {
+		c.direct = true
+		var outcome string
+		res, outcome = r.serveRecovered(c, func() (*mcp.CallToolResult, string) {
+			treq := mcp.CallToolRequest{}
+			treq.Params.Name = msg.name
+			treq.Params.RawArguments = msg.args
+			return r.serve(req.Context(), c, treq)
+		})
+		r.finish(c, res, outcome)
+		result = c.passthrough
+	}
 	if res != nil {
 		var err error
 		if result, err = encodeResult(res); err != nil {
-			r.log.Error("could not encode a result", "tool", e.offered.Name, "error", err)
+			r.log.Error("could not encode a result", "tool", msg.name, "error", err)
 			writeRPC(w, msg.id, nil, &rpcError{Code: mcp.INTERNAL_ERROR, Message: "could not encode the result"})
 			return true
 		}

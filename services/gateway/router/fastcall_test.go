@@ -94,7 +94,7 @@ func newFastRig(t *testing.T) *fastRig {
 			// answer to the very request the direct path serves.
 			name := strings.Trim(strings.TrimPrefix(req.URL.Path, "/mcp"), "/")
 			if _, msg, ok := readEnvelope(w, req); ok {
-				r.viaMCPGo(w, req, name, r.handlers[name], msg)
+				r.post(w, req, name, r.handlers[name], msg, false)
 			}
 			return
 		}

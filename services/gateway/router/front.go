@@ -131,30 +131,38 @@ func (r *Router) Handler() http.Handler {
 		}
 		req.Body = http.MaxBytesReader(w, req.Body, MaxRequestBytes)
 		if req.Method == http.MethodPost {
-			_, msg, ok := readEnvelope(w, req)
-			if !ok || r.callDirectly(w, req, name, msg) {
-				return
+			if _, msg, ok := readEnvelope(w, req); ok {
+				r.post(w, req, name, h, msg, true)
 			}
-			r.viaMCPGo(w, req, name, h, msg)
 			return
 		}
 		h.ServeHTTP(w, req)
 	})
 }
 
+// post answers a checked POST to endpoint, whose MCP server is h: a call
+// passes the one admission step before the direct path (if direct) or
+// mcp-go sees it; discovery's own tools admit the call they carry.
+func (r *Router) post(w http.ResponseWriter, req *http.Request, endpoint string, h http.Handler, msg *envelope, direct bool) {
+	req = req.WithContext(withEndpoint(req.Context(), endpoint))
+	if tool := calledTool(msg); tool != "" && endpoint != DiscoveryEndpoint {
+		req = req.WithContext(withAdmission(req.Context(), r.admit(req.Context(), endpoint, tool)))
+	}
+	if direct && r.callDirectly(w, req, endpoint, msg) {
+		return
+	}
+	r.viaMCPGo(w, req, endpoint, h, msg)
+}
+
 // viaMCPGo hands a checked POST that the direct path did not serve to the
 // MCP server h of endpoint: an initialize within the client's session
-// budget, a call marked with the tool it names.
+// budget, a call with its admission.
 func (r *Router) viaMCPGo(w http.ResponseWriter, req *http.Request, endpoint string, h http.Handler, msg *envelope) {
 	if msg.is(string(mcp.MethodInitialize)) {
 		if r.allowInitialize(w, req) {
 			r.initialize(w, req, endpoint, h)
 		}
 		return
-	}
-	if tool := calledTool(msg); tool != "" {
-		// mcp-go runs the tool filter before the call (callable).
-		req = req.WithContext(forCall(req.Context(), tool))
 	}
 	h.ServeHTTP(w, req)
 }

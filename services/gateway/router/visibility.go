@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -25,6 +26,14 @@ func (r *Router) visible(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	now := r.deps.Now()
 	out := tools[:0:0]
 	for _, t := range tools {
+		if a, ok := admitted(ctx, t.Name); ok {
+			// A call Handler admitted (or refused) already: mcp-go's filter
+			// asks again before the call, and must answer as admit did.
+			if !errors.Is(a.err, ErrNoSuchTool) {
+				out = append(out, t)
+			}
+			continue
+		}
 		e := r.lookup(t.Name)
 		if e == nil {
 			continue

@@ -1,0 +1,161 @@
+package router
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/services/gateway/audit"
+	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/policy"
+)
+
+// The one admission step.
+//
+// Every front hands the tools/call it received to admit and runs nothing
+// admit refused: MCP on a session or without one, whether mcp-go or the
+// direct path answers it (Handler admits before either sees the call);
+// discovery's toolgate_call_tool; the OpenAPI tool server; and the stdio
+// bridge, which is an MCP client of Handler. The call admit returns then
+// runs through run (policy decision, tickets, approvals, caps, audit),
+// the same code for every front. A front only chooses the words of the
+// answer. Adding a front means calling admit and adding a column to the
+// differential test (app/fronts_test.go).
+
+// Why admit refused a call: the audit line's reason, stable for log
+// shippers. The client is told less: an unknown, a foreign and a hidden
+// tool are one answer (ErrNoSuchTool).
+const (
+	refusedNoClient  = "no_client"
+	refusedUnknown   = "unknown_tool"
+	refusedElsewhere = "not_on_endpoint"
+	refusedHidden    = "not_visible"
+	refusedNoUser    = "no_end_user"
+)
+
+// admission is admit's verdict on one call of tool on endpoint: the call
+// to run, or why not (ErrNoSuchTool, or a *toolerr.Error to answer as a
+// tool failure).
+type admission struct {
+	endpoint, tool string
+	c              *call
+	err            error
+}
+
+// admit checks, in this order, that the caller in ctx is an authenticated
+// client, that endpoint offers tool ("" is the aggregate /mcp,
+// DiscoveryEndpoint every service), that the caller may see it (the tool
+// filter's policy answer), and that a client that must name its end user
+// did. A refusal is on the audit trail before admit returns.
+func (r *Router) admit(ctx context.Context, endpoint, tool string) admission {
+	a := admission{endpoint: endpoint, tool: tool}
+	id, ok := auth.IdentityFrom(ctx)
+	if !ok {
+		return r.refuse(a, id, nil, refusedNoClient, toolerr.New(toolerr.AuthFailed, "no authenticated client"))
+	}
+	e := r.lookup(tool)
+	switch {
+	case e == nil:
+		return r.refuse(a, id, nil, refusedUnknown, ErrNoSuchTool)
+	case !r.offers(endpoint, e):
+		return r.refuse(a, id, e, refusedElsewhere, ErrNoSuchTool)
+	case !r.callable(ctx, e):
+		return r.refuse(a, id, e, refusedHidden, ErrNoSuchTool)
+	case id.UserMissing != "":
+		// A user=jwt client must say who asks before anything runs: every
+		// rule that depends on the user's role would otherwise not apply.
+		return r.refuse(a, id, e, refusedNoUser, toolerr.New(toolerr.Forbidden, "%s", id.UserMissing))
+	}
+	a.c = &call{e: e, id: id, start: r.deps.Now()}
+	return a
+}
+
+// offers reports whether endpoint offers e.
+func (r *Router) offers(endpoint string, e *entry) bool {
+	if endpoint == "" || endpoint == DiscoveryEndpoint {
+		return true
+	}
+	services, member, ok := r.endpoint(endpoint)
+	return ok && len(services) == 1 && services[0] == e.service && member(e)
+}
+
+// refuse records a refused call (one outcome line, and the call metric
+// when the tool is known) and returns the admission that says why.
+func (r *Router) refuse(a admission, id auth.Identity, e *entry, reason string, err error) admission {
+	a.err = err
+	outcome := string(toolerr.NotFound)
+	if !errors.Is(err, ErrNoSuchTool) {
+		outcome = string(toolerr.CodeOf(err))
+	}
+	rec := audit.Record{
+		Time: r.deps.Now().UTC(), Event: audit.EventOutcome, Client: id.Client.Name, User: id.User, UserRole: id.UserRole,
+		Tool: a.tool, Decision: policy.Deny, Reason: reason, Outcome: outcome,
+	}
+	if e != nil {
+		rec.Service, rec.Tool = e.service, e.upstream.Name
+		r.deps.Metrics.ObserveCall(e.service, e.upstream.Name, policy.Deny, outcome, 0)
+	}
+	r.deps.Audit.Log(rec)
+	r.log.Info("call refused", "client", id.Client.Name, "tool", rec.Tool, "reason", reason)
+	return a
+}
+
+// refusal is the tool failure that answers a refused call on a front that
+// words ErrNoSuchTool as a tool failure too.
+func refusal(err error) *mcp.CallToolResult {
+	if errors.Is(err, ErrNoSuchTool) {
+		return errorResult(toolerr.New(toolerr.NotFound, "no such tool on this endpoint"))
+	}
+	return errorResult(err)
+}
+
+// run runs an admitted call: the policy's decision and whatever it says
+// (route), then the audit line and metrics of its outcome.
+func (r *Router) run(ctx context.Context, c *call, req mcp.CallToolRequest) *mcp.CallToolResult {
+	res, outcome := r.serve(ctx, c, req)
+	r.finish(c, res, outcome)
+	return res
+}
+
+// admissionKey carries Handler's admission of a call to mcp-go's tool
+// filter and the tool handler.
+type admissionKey struct{}
+
+func withAdmission(ctx context.Context, a admission) context.Context {
+	return context.WithValue(ctx, admissionKey{}, &a)
+}
+
+// admitted returns the admission Handler made for a call of tool.
+func admitted(ctx context.Context, tool string) (*admission, bool) {
+	a, ok := ctx.Value(admissionKey{}).(*admission)
+	return a, ok && a.tool == tool
+}
+
+// endpointKey carries the endpoint a request came in on to the tool
+// handler, which mcp-go runs without knowing it.
+type endpointKey struct{}
+
+func withEndpoint(ctx context.Context, endpoint string) context.Context {
+	return context.WithValue(ctx, endpointKey{}, endpoint)
+}
+
+// handleCall is the tool handler of every tool the MCP servers offer. The
+// call was admitted when Handler read it; a call mcp-go read otherwise
+// than the gateway (it should not) is admitted again, as mcp-go read it.
+func (r *Router) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	a, ok := admitted(ctx, req.Params.Name)
+	if !ok {
+		endpoint, known := ctx.Value(endpointKey{}).(string)
+		if !known {
+			return errorResult(toolerr.New(toolerr.Internal, "a call reached a tool handler without its endpoint")), nil
+		}
+		fresh := r.admit(ctx, endpoint, req.Params.Name)
+		a = &fresh
+	}
+	if a.c == nil {
+		return refusal(a.err), nil
+	}
+	return r.run(ctx, a.c, req), nil
+}
