@@ -273,7 +273,6 @@ func auditSummary(t *testing.T, lines string) []string {
 	return out
 }
 
-
 // httpClient sends as who, and remembers the status of a request the
 // gateway refused before any MCP or OpenAPI layer saw it (the auth
 // middleware's JSON-RPC error, id null).
