@@ -102,7 +102,11 @@ func checkFields(e *envelope) error {
 	}
 	if len(e.ID) > 0 {
 		switch e.ID[0] {
-		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'n':
+		case '"', 'n':
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			if !exactID(e.ID) {
+				return &envelopeError{-32600, "invalid request: a numeric id must be an integer from -(2^53-1) to 2^53-1 (other numbers come back altered from some JSON decoders); use a string id"}
+			}
 		default:
 			return &envelopeError{-32600, "invalid request: id must be a string or a number"}
 		}
@@ -144,3 +148,20 @@ func readEnvelope(w http.ResponseWriter, req *http.Request) ([]byte, *envelope, 
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	return body, msg, true
 }
+
+// exactID reports whether a numeric id (a valid JSON number) is an integer
+// every JSON decoder reads exactly: mcp-go reads ids as float64, so a
+// fraction, an exponent or an integer beyond 2^53 came back altered (or,
+// like 1e400, not at all) from one path and as sent from another. One
+// rule for every path: such an id is refused before anything runs.
+func exactID(n []byte) bool {
+	digits := bytes.TrimPrefix(n, []byte("-"))
+	if !isInteger(string(n)) || len(digits) > len(maxExactID) {
+		return false
+	}
+	return len(digits) < len(maxExactID) || string(digits) <= maxExactID
+}
+
+// maxExactID is 2^53-1, the largest integer a float64 holds with every
+// integer below it.
+const maxExactID = "9007199254740991"

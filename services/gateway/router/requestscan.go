@@ -12,9 +12,9 @@ import (
 // reflective decodings of the same bytes, most of what the gateway itself
 // spends reading a call. scanRequest reads the common case in one pass —
 // a single object whose members are "jsonrpc" (exactly "2.0"), "method" (a
-// non-empty string without escapes or non-ASCII bytes), "id" (a string, a
-// number of at most idMaxLen bytes, or null) and "params", each at most
-// once, spelt so, in a body of valid UTF-8 — validating the whole body as
+// non-empty string without escapes or non-ASCII bytes), "id" (a string,
+// an integer checkEnvelope accepts (exactID), or null) and "params", each
+// at most once, spelt so, in a body of valid UTF-8 — validating the whole body as
 // encoding/json does (resultScanner's grammar), and gives what
 // checkEnvelope and plainCall give for it: the same fields, the same call.
 // In a call's params it reads "name", "arguments" and "_meta" (a lone
@@ -29,11 +29,6 @@ import (
 // last), an escape or a non-ASCII byte in a key, the method or the tool's
 // name, a batch, deep nesting, anything checkEnvelope refuses — goes to
 // checkEnvelope and plainCall, which stay the reference.
-
-// idMaxLen bounds a numeric id the scanner reads; a longer one is left to
-// encoding/json (which keeps it as it is, but an id that long is not the
-// common case).
-const idMaxLen = 32
 
 // The members of a request the scanner reads, as bits of a "seen" set;
 // fieldOther (0) is any other.
@@ -112,7 +107,8 @@ func scanRequest(body []byte) (*envelope, bool) {
 					return v
 				}
 			default:
-				if v := s.number(); v != scanOK || s.i-start > idMaxLen {
+				if v := s.number(); v != scanOK || !exactID(s.data[start:s.i]) {
+					// checkEnvelope refuses it, saying why.
 					return scanUnsure
 				}
 			}
