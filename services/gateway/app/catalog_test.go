@@ -147,7 +147,11 @@ func TestDiscoveryShowsOnlyWhatTheCallerMayUse(t *testing.T) {
 	var messages []string
 	for _, x := range hidden {
 		for _, meta := range []string{"toolgate_describe_tool", "toolgate_call_tool"} {
-			got, isErr := call(t, x.c, meta, map[string]any{"name": x.tool, "arguments": map[string]any{"amount": 1, "text": "x"}})
+			args := map[string]any{"name": x.tool}
+			if meta == "toolgate_call_tool" {
+				args["arguments"] = map[string]any{"amount": 1, "text": "x"}
+			}
+			got, isErr := call(t, x.c, meta, args)
 			if !isErr || errCode(got) != toolerr.NotFound {
 				t.Fatalf("%s %s: %v", meta, x.tool, got)
 			}
@@ -171,6 +175,39 @@ func TestDiscoveryShowsOnlyWhatTheCallerMayUse(t *testing.T) {
 	got, isErr := call(t, user, "toolgate_describe_tool", map[string]any{"name": "demo_counter_add"})
 	if isErr || got["write"] != true || !strings.Contains(mustJSON(t, got["inputSchema"]), `"ticket"`) {
 		t.Fatalf("describe: %v", got)
+	}
+}
+
+// TestDiscoveryToolsRefuseUnknownArguments: the gateway's own tools check
+// their arguments against their schemas as every service's tools do; a
+// misspelt argument ({"query": …} where the tool takes "words") is an
+// invalid_argument naming it, never "every tool".
+func TestDiscoveryToolsRefuseUnknownArguments(t *testing.T) {
+	h := newHarness(t)
+	c := h.client("openwebui", "", "/mcp/discover")
+	cases := []struct {
+		tool  string
+		args  map[string]any
+		where string
+	}{
+		{"toolgate_find_tools", map[string]any{"query": "counter"}, "query"},
+		{"toolgate_find_tools", map[string]any{"words": 5}, "/words"},
+		{"toolgate_find_tools", map[string]any{"limit": 500}, "/limit"},
+		{"toolgate_describe_tool", map[string]any{}, "name"},
+		{"toolgate_describe_tool", map[string]any{"name": "demo_echo", "verbose": true}, "verbose"},
+		{"toolgate_call_tool", map[string]any{"name": "demo_echo", "args": map[string]any{"text": "x"}}, "args"},
+		{"toolgate_call_tool", map[string]any{"name": "demo_echo", "arguments": "text=x"}, "/arguments"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.tool+" "+mustJSON(t, tc.args), func(t *testing.T) {
+			got, isErr := call(t, c, tc.tool, tc.args)
+			if !isErr || errCode(got) != toolerr.InvalidArgument || !strings.Contains(errMessage(got), tc.where) {
+				t.Fatalf("want invalid_argument naming %s, got %v", tc.where, got)
+			}
+		})
+	}
+	if got, isErr := call(t, c, "toolgate_find_tools", map[string]any{"words": "counter"}); isErr || len(got["tools"].([]any)) == 0 {
+		t.Fatalf("a correct find: %v", got)
 	}
 }
 

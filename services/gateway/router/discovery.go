@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/internal/truncate"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 )
@@ -33,7 +34,7 @@ const (
 // maxFound bounds one answer of toolgate_find_tools.
 const maxFound = 50
 
-func (r *Router) newDiscovery() *server.MCPServer {
+func (r *Router) newDiscovery() (*server.MCPServer, error) {
 	hooks := &server.Hooks{}
 	instructions := func(ctx context.Context) string {
 		return r.instructionsFor(ctx, r.names) + "\n\n" + discoveryInstructions
@@ -66,12 +67,38 @@ func (r *Router) newDiscovery() *server.MCPServer {
 	// It may call anything the caller may call, writes included.
 	call.Annotations = mcp.ToolAnnotation{ReadOnlyHint: mcp.ToBoolPtr(false), DestructiveHint: mcp.ToBoolPtr(true),
 		IdempotentHint: mcp.ToBoolPtr(false), OpenWorldHint: mcp.ToBoolPtr(true)}
-	s.AddTools(
-		server.ServerTool{Tool: find, Handler: r.findTools},
-		server.ServerTool{Tool: describe, Handler: r.describeTool},
-		server.ServerTool{Tool: call, Handler: r.callTool},
-	)
-	return s
+	for _, t := range []server.ServerTool{
+		{Tool: find, Handler: r.findTools},
+		{Tool: describe, Handler: r.describeTool},
+		{Tool: call, Handler: r.callTool},
+	} {
+		v, err := toolkit.CompileSchema(t.Tool.Name, t.Tool.RawInputSchema)
+		if err != nil {
+			return nil, err
+		}
+		s.AddTool(t.Tool, validated(v, t.Handler))
+	}
+	return s, nil
+}
+
+// validated runs h only with arguments its tool's schema accepts, as every
+// service's tools do: an unknown argument ({"query": …} for "words") is an
+// error the model can correct, not a silent "list everything".
+func validated(v *toolkit.Validator, h server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		raw := req.Params.RawArguments
+		if len(raw) == 0 && req.Params.Arguments != nil {
+			b, err := json.Marshal(req.Params.Arguments)
+			if err != nil {
+				return errorResult(toolerr.Wrap(toolerr.InvalidArgument, err, "arguments are not a JSON object")), nil
+			}
+			raw = b
+		}
+		if err := v.Validate(raw); err != nil {
+			return errorResult(err), nil
+		}
+		return h(ctx, req)
+	}
 }
 
 const discoveryInstructions = "This endpoint holds every service's tools without listing them: " +

@@ -186,7 +186,11 @@ func New(cfg Config, deps Deps) (*Router, error) {
 		r.sets[ts.Name] = s
 		r.handlers[ts.Name] = r.streamable(ts.Name, s)
 	}
-	r.handlers[DiscoveryEndpoint] = r.streamable(DiscoveryEndpoint, r.newDiscovery())
+	discovery, err := r.newDiscovery()
+	if err != nil {
+		return nil, fmt.Errorf("router: discovery tools: %w", err)
+	}
+	r.handlers[DiscoveryEndpoint] = r.streamable(DiscoveryEndpoint, discovery)
 	if len(r.names) == 0 {
 		close(r.loaded)
 	}
