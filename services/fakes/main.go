@@ -53,11 +53,16 @@ const (
 	// unraidPort stands for Unraid\'s web port 80, which a container
 	// without capabilities may not bind everywhere.
 	unraidPort = 8880
-	// tuliproxPort is Tuliprox's default API port (api.port).
+	// tuliproxPort is Tuliprox's default API port (api.port), where the
+	// fake plays the seed's API.
 	tuliproxPort = 8901
+	// tuliproxPublicPort serves the fake as the public 3.3.x builds answer
+	// beside it, so the demo can try that release with
+	// TULIPROX_URL=http://tuliprox-app:8902.
+	tuliproxPublicPort = 8902
 )
 
-var ports = []int{fakesonarr.Port, fakeradarr.Port, fakeprowlarr.Port, frigatePort, ersatztvPort, ersatztvLegacyPort, searxngPort, fakehass.Port, unraidPort, tuliproxPort}
+var ports = []int{fakesonarr.Port, fakeradarr.Port, fakeprowlarr.Port, frigatePort, ersatztvPort, ersatztvLegacyPort, searxngPort, fakehass.Port, unraidPort, tuliproxPort, tuliproxPublicPort}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
@@ -146,6 +151,7 @@ func fakes(key, password string, ha homeAssistant, unraidKey string, tp tuliprox
 		unraidPort:         fakeunraid.New(fakeunraid.Options{AdminKey: unraidKey}, fakeunraid.DemoState(time.Now())).Handler(),
 		fakehass.Port:      fakehass.New(fakehass.DemoHome(fakehass.Options{Token: ha.token, ConfigDir: ha.configDir})).Handler(),
 		tuliproxPort:       faketuliprox.New(faketuliprox.Options{Users: tuliproxUsers}),
+		tuliproxPublicPort: faketuliprox.New(faketuliprox.Options{Users: tuliproxUsers, Release: faketuliprox.ReleasePublic}),
 	}
 }
 

@@ -39,6 +39,8 @@ func TestFakesUseTheGivenCredentials(t *testing.T) {
 		{"tuliprox sign-in", "POST", "/auth/token", `{"username":"demo-tp-user-0a1b","password":"demo-tp-password-2c3d"}`, tuliproxPort, map[string]string{"Content-Type": "application/json"}, 200},
 		{"tuliprox bad password", "POST", "/auth/token", `{"username":"demo-tp-user-0a1b","password":"wrong"}`, tuliproxPort, map[string]string{"Content-Type": "application/json"}, 401},
 		{"tuliprox without a token", "GET", "/api/v1/status", "", tuliproxPort, nil, 403},
+		{"tuliprox 3.3.x sign-in", "POST", "/auth/token", `{"username":"demo-tp-user-0a1b","password":"demo-tp-password-2c3d"}`, tuliproxPublicPort, map[string]string{"Content-Type": "application/json"}, 200},
+		{"tuliprox 3.3.x has no playlist sources", "GET", "/api/v1/playlist/sources", "", tuliproxPublicPort, nil, 404},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

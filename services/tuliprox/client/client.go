@@ -29,7 +29,16 @@ import (
 const TokenNoAuth = "authorized"
 
 // ErrUnsupported marks a route this Tuliprox release does not have.
-var ErrUnsupported = errors.New("route not supported by this Tuliprox version")
+var ErrUnsupported = errors.New("route not supported by this Tuliprox release")
+
+// relearnAfter is how long a route found missing is answered from memory
+// before it is asked again (Tuliprox may have been updated meanwhile).
+const relearnAfter = 10 * time.Minute
+
+// maxAbsent bounds the missing routes remembered: a route with a path
+// parameter is remembered per value, and a hostile model must not grow
+// the map.
+const maxAbsent = 64
 
 // Client is a signed-in Tuliprox REST client. It is safe for concurrent use.
 type Client struct {
@@ -48,6 +57,9 @@ type Client struct {
 	// of calls cannot get the user throttled by Tuliprox.
 	failed      error
 	failedUntil time.Time
+	// absent holds routes this release answered as missing, by method
+	// and path, with when that was learned.
+	absent map[string]time.Time
 }
 
 // signInHold is how long a rejected sign-in is not repeated.
@@ -128,6 +140,10 @@ type Call struct {
 	// BadRequest is the message of a 400 where Tuliprox means more than bad
 	// arguments (GeoIP disabled, no IP check configured).
 	BadRequest string
+	// Needs names what a release must have for this route ("Tuliprox 3.3.1
+	// or later"), said when the route is missing. With it set, a missing
+	// route is remembered for a while instead of asked again.
+	Needs string
 	// Timeout replaces the request deadline; NoRetry sends it once.
 	Timeout time.Duration
 	NoRetry bool
@@ -157,6 +173,10 @@ func (c *Client) Do(ctx context.Context, call Call) (*upstream.Response, error) 
 	}
 	req := upstream.Request{Method: call.Method, Path: p, Query: call.Query, Body: body,
 		Timeout: call.Timeout, NoRetry: call.NoRetry}
+	key := strings.ToUpper(orGet(call.Method)) + " " + p
+	if call.Needs != "" && c.knownAbsent(key) {
+		return nil, unsupported(call)
+	}
 	s, gen, err := c.session(ctx, 0, false)
 	if err != nil {
 		return nil, err
@@ -178,9 +198,40 @@ func (c *Client) Do(ctx context.Context, call Call) (*upstream.Response, error) 
 			}
 			continue
 		}
-		return resp, c.check(resp, call)
+		err = c.check(resp, call)
+		if call.Needs != "" {
+			c.learn(key, errors.Is(err, ErrUnsupported))
+		}
+		return resp, err
 	}
 }
+
+// knownAbsent tells whether the route was found missing lately.
+func (c *Client) knownAbsent(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, ok := c.absent[key]
+	return ok && c.now().Sub(at) < relearnAfter
+}
+
+// learn remembers whether the route is missing; a route that answered is
+// forgotten, so an updated Tuliprox is believed at once.
+func (c *Client) learn(key string, missing bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case !missing:
+		delete(c.absent, key)
+	case len(c.absent) < maxAbsent:
+		if c.absent == nil {
+			c.absent = map[string]time.Time{}
+		}
+		c.absent[key] = c.now()
+	}
+}
+
+// Now reads the clock the client was given.
+func (c *Client) Now() time.Time { return c.now() }
 
 // GetJSON GETs route and decodes its JSON answer into out.
 func (c *Client) GetJSON(ctx context.Context, call Call, out any) error {
@@ -189,11 +240,11 @@ func (c *Client) GetJSON(ctx context.Context, call Call, out any) error {
 	if err != nil {
 		return err
 	}
-	return decode(resp, out)
+	return Decode(resp, out)
 }
 
-// decode reads a 2xx JSON body; numbers stay exact (json.Number).
-func decode(resp *upstream.Response, out any) error {
+// Decode reads a 2xx JSON body; numbers stay exact (json.Number).
+func Decode(resp *upstream.Response, out any) error {
 	if len(bytes.TrimSpace(resp.Body)) == 0 {
 		return toolerr.New(toolerr.UpstreamUnavailable, "Tuliprox answered HTTP %d with an empty body where JSON was expected", resp.Status)
 	}
@@ -212,8 +263,9 @@ func (c *Client) check(resp *upstream.Response, call Call) error {
 	switch {
 	case s >= 200 && s < 300:
 		if isHTML(resp.Header) {
-			// The Web UI's catch-all answered: the route is not there.
-			return unsupported(route)
+			// A Web UI page answered (a proxy's or an SPA's catch-all):
+			// the route is not there.
+			return unsupported(call)
 		}
 		return nil
 	case s == http.StatusUnauthorized:
@@ -227,7 +279,7 @@ func (c *Client) check(resp *upstream.Response, call Call) error {
 	case (s == http.StatusNotFound) && call.NotFound != "" && isJSON(resp.Header):
 		return toolerr.New(toolerr.NotFound, "HTTP 404: %s", call.NotFound)
 	case s == http.StatusNotFound || s == http.StatusMethodNotAllowed:
-		return unsupported(route)
+		return unsupported(call)
 	case s == http.StatusConflict:
 		return toolerr.New(toolerr.Busy, "HTTP 409: an update is already queued in Tuliprox; check the update status and try again when it has run")
 	case s == http.StatusServiceUnavailable && call.Feature != "":
@@ -244,9 +296,15 @@ func (c *Client) check(resp *upstream.Response, call Call) error {
 	return toolerr.New(toolerr.UpstreamUnavailable, "HTTP %d: Tuliprox answered %s unexpectedly", s, route)
 }
 
-func unsupported(route string) error {
+// unsupported says a route is missing from this release and what it needs.
+func unsupported(call Call) error {
+	route := strings.ToUpper(orGet(call.Method)) + " /api/v1/" + strings.Join(call.Route, "/")
+	needs := call.Needs
+	if needs == "" {
+		needs = "a release that has it"
+	}
 	return toolerr.Wrap(toolerr.NotFound, ErrUnsupported,
-		"not supported by this Tuliprox version: it has no %s; update Tuliprox to a release that offers it", route)
+		"not supported by this Tuliprox release (needs %s): it has no %s", needs, route)
 }
 
 func orGet(m string) string {

@@ -318,9 +318,12 @@ func TestStatusesBecomeClearErrors(t *testing.T) {
 		{"503 names the feature", faketuliprox.Options{NoQoS: true}, faketuliprox.DemoAssistant, faketuliprox.DemoAssistantPassword,
 			client.Call{Route: []string{"qos-snapshots"}, Feature: "QoS aggregation"}, toolerr.UpstreamUnavailable, "HTTP 503: QoS aggregation is disabled"},
 		{"a route the release lacks (404)", faketuliprox.Options{}, faketuliprox.DemoAssistant, faketuliprox.DemoAssistantPassword,
-			client.Call{Route: []string{"no", "such"}}, toolerr.NotFound, "not supported by this Tuliprox version"},
-		{"a route the release lacks (Web UI page)", faketuliprox.Options{Legacy: true}, faketuliprox.DemoAssistant, faketuliprox.DemoAssistantPassword,
-			client.Call{Route: []string{"playlist", "sources"}}, toolerr.NotFound, "not supported by this Tuliprox version"},
+			client.Call{Route: []string{"no", "such"}}, toolerr.NotFound, "not supported by this Tuliprox release (needs a release that has it): it has no GET /api/v1/no/such"},
+		{"a route the public release lacks names what it needs", faketuliprox.Options{Release: faketuliprox.ReleasePublic}, faketuliprox.DemoAssistant, faketuliprox.DemoAssistantPassword,
+			client.Call{Route: []string{"playlist", "sources"}, Needs: "the seed's playlist API"}, toolerr.NotFound,
+			"not supported by this Tuliprox release (needs the seed's playlist API): it has no GET /api/v1/playlist/sources"},
+		{"a POST to a route the release lacks (405)", faketuliprox.Options{Release: faketuliprox.ReleasePublic}, faketuliprox.DemoAssistant, faketuliprox.DemoAssistantPassword,
+			client.Call{Method: http.MethodPost, Route: []string{"no", "such"}, Needs: "X"}, toolerr.NotFound, "not supported by this Tuliprox release (needs X)"},
 		{"a JSON 404 of an existing route", faketuliprox.Options{}, faketuliprox.DemoAssistant, faketuliprox.DemoAssistantPassword,
 			client.Call{Route: []string{"qos-snapshots", "nope"}, NotFound: "no such snapshot"}, toolerr.NotFound, "HTTP 404: no such snapshot"},
 		{"a JSON 404 is still unsupported without its message", faketuliprox.Options{}, faketuliprox.DemoAssistant, faketuliprox.DemoAssistantPassword,
@@ -336,10 +339,82 @@ func TestStatusesBecomeClearErrors(t *testing.T) {
 			}
 		})
 	}
-	e := start(t, faketuliprox.Options{Legacy: true}, faketuliprox.DemoAssistant, faketuliprox.DemoAssistantPassword, "", nil)
+	e := start(t, faketuliprox.Options{Release: faketuliprox.ReleasePublic}, faketuliprox.DemoAssistant, faketuliprox.DemoAssistantPassword, "", nil)
 	var v any
 	if err := e.c.GetJSON(t.Context(), client.Call{Route: []string{"events", "stats"}}, &v); !errors.Is(err, client.ErrUnsupported) {
 		t.Fatalf("errors.Is(ErrUnsupported) = false for %v", err)
+	}
+}
+
+// A Web UI page where JSON was asked for (a proxy's or an SPA's
+// catch-all) is a route the release lacks, never data.
+func TestAWebUIPageIsAMissingRoute(t *testing.T) {
+	fake := faketuliprox.New(faketuliprox.Options{NoAuth: true})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/v1/events") {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write([]byte("<!DOCTYPE html><html><body>app</body></html>"))
+			return
+		}
+		fake.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	set, err := client.LoadSettings(config.New(func(k string) (string, bool) {
+		v, ok := map[string]string{"TULIPROX_URL": srv.URL, "TULIPROX_ALLOW_HTTP": "true"}[k]
+		return v, ok
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewFromSettings(set, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	err = c.GetJSON(t.Context(), client.Call{Route: []string{"events", "stats"}, Needs: "the event API"}, &v)
+	if !errors.Is(err, client.ErrUnsupported) || !strings.Contains(toolerr.MessageOf(err), "needs the event API") || v != nil {
+		t.Fatalf("%v, %v", err, v)
+	}
+}
+
+// A route found missing is answered from memory for a while (no request),
+// asked again afterwards, and believed at once when it answers; a call
+// without Needs always asks.
+func TestAMissingRouteIsRememberedForAWhile(t *testing.T) {
+	e := start(t, faketuliprox.Options{Release: faketuliprox.ReleasePublic}, faketuliprox.DemoAdmin, faketuliprox.DemoAdminPassword, "", nil)
+	stats := client.Call{Route: []string{"events", "stats"}, Needs: "the event API"}
+	call := func(c client.Call) error {
+		var v any
+		return e.c.GetJSON(t.Context(), c, &v)
+	}
+	asked := func() int {
+		n := 0
+		for _, r := range e.fake.Requests() {
+			if r.Path == "/api/v1/events/stats" {
+				n++
+			}
+		}
+		return n
+	}
+	for range 3 {
+		if err := call(stats); !errors.Is(err, client.ErrUnsupported) {
+			t.Fatal(err)
+		}
+	}
+	if n := asked(); n != 1 {
+		t.Fatalf("asked %d times, want once", n)
+	}
+	if err := call(client.Call{Route: stats.Route}); !errors.Is(err, client.ErrUnsupported) || asked() != 2 {
+		t.Fatalf("a call without Needs is not answered from memory: %v, asked %d", err, asked())
+	}
+	e.fake.SetRelease(faketuliprox.ReleaseSeed)
+	e.clock.Advance(10 * time.Minute)
+	if err := call(stats); err != nil || asked() != 3 {
+		t.Fatalf("after the pause the route is asked again and answers: %v, asked %d", err, asked())
+	}
+	e.fake.SetRelease(faketuliprox.ReleasePublic)
+	if err := call(stats); !errors.Is(err, client.ErrUnsupported) || asked() != 4 {
+		t.Fatalf("a route that answered is not remembered as missing: %v, asked %d", err, asked())
 	}
 }
 

@@ -3,11 +3,8 @@ package faketuliprox
 import (
 	"encoding/json"
 	"net/http"
-	"regexp"
 	"slices"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -83,31 +80,51 @@ func NewDemoData(start time.Time) *Data {
 		ts := start.Add(-time.Duration(i) * 47 * time.Minute)
 		user := []string{"anna", "ben", "carla"}[i%3]
 		ev := []string{"connect", "disconnect"}[i%2]
+		// Every member of StreamHistoryRecord (storage.rs), none skipped
+		// when empty.
 		rec := map[string]any{
 			"schema_version": 1, "event_type": ev, "event_ts_utc": ts.Unix(), "partition_day_utc": ts.UTC().Format("2006-01-02"),
 			"session_id": 9000 + i/2, "source_addr": "192.168.1." + strconv.Itoa(20+i%3) + ":5" + strconv.Itoa(1000+i),
-			"api_username": user, "provider_name": []string{"provider-a", "provider-b"}[i%4/3], "input_name": []string{"provider-a", "provider-b"}[i%4/3],
+			"api_username": user, "provider_name": []string{"provider-a", "provider-b"}[i%4/3], "provider_username": nil,
+			"input_name": []string{"provider-a", "provider-b"}[i%4/3],
 			"virtual_id": 1001 + i%7, "item_type": []string{"live", "video", "series"}[i%3], "title": []string{"Das Erste HD", "ZDF HD", "The Long Evening", "Arte"}[i%4],
-			"group": "DE | Public", "country": "DE", "user_agent": "VLC/3.0.20", "cluster": "live",
-			"stream_identity_key": "sik-" + strconv.Itoa(1001+i%7),
+			"group": "DE | Public", "country": "DE", "user_agent": "VLC/3.0.20", "shared": false, "shared_joined_existing": nil,
+			"shared_stream_id": nil, "provider_id": 4711 + i%7, "cluster": "live", "container": nil, "stream_url_hash": "h" + strconv.Itoa(1001+i%7),
+			"stream_identity_key": "sik-" + strconv.Itoa(1001+i%7), "video_codec": nil, "audio_codec": nil, "audio_channels": nil,
+			"resolution": nil, "fps": nil, "connect_ts_utc": nil, "disconnect_ts_utc": nil, "session_duration": nil, "bytes_sent": nil,
+			"first_byte_latency_ms": nil, "provider_reconnect_count": nil, "failure_stage": nil, "provider_http_status": nil,
+			"provider_error_class": nil, "connect_failure_reason": nil, "disconnect_reason": nil, "previous_session_id": nil,
+			"target_id": 1,
 		}
 		if ev == "disconnect" {
+			rec["connect_ts_utc"] = ts.Unix() - int64(60*(i+1))
+			rec["disconnect_ts_utc"] = ts.Unix()
 			rec["bytes_sent"] = 1_000_000 * (i + 1)
-			rec["session_duration_secs"] = 60 * (i + 1)
+			rec["session_duration"] = 60 * (i + 1)
 			rec["first_byte_latency_ms"] = 120 + i
 			rec["disconnect_reason"] = "client_closed"
 		}
 		if i == 5 {
+			// Only with Options.Hostile: a real record holds no URL.
 			rec["provider_url"] = "http://line.provider-a.example:8080/live/" + SecretProviderUser + "/" + SecretHistoryURLPass + "/4711.ts"
 		}
 		d.History = append(d.History, rec)
 	}
 	for i := range 7 {
+		// QosSnapshotRecord (qos_snapshot_repository.rs); target_name is the
+		// seed's, which filters by it, and goes in the released modes.
+		window := func(score int) map[string]any {
+			return map[string]any{"connect_count": 10 + i, "connect_failed_count": i, "startup_capacity_failure_count": 0,
+				"provider_open_failure_count": i, "first_byte_failure_count": 0, "runtime_abort_count": 0, "provider_closed_count": 0,
+				"preempt_count": 0, "avg_first_byte_latency_ms": 150 + 40*i, "avg_session_duration_secs": 600, "avg_provider_reconnect_count": nil,
+				"last_success_ts": start.Add(-time.Duration(i) * time.Hour).Unix(), "last_failure_ts": nil, "successive_failure_streak": 0,
+				"sample_size": 10 + i, "score": score, "confidence": 70}
+		}
 		d.QoS = append(d.QoS, map[string]any{
-			"stream_identity_key": "sik-" + strconv.Itoa(1001+i), "input_name": "provider-a", "provider_name": "provider-a",
-			"item_type": "live", "target_name": "main", "title": "Channel " + strconv.Itoa(1001+i),
-			"score": 100 - i*9, "sessions": 10 + i, "failures": i, "avg_first_byte_latency_ms": 150 + 40*i,
-			"updated_at": start.Add(-time.Duration(i) * time.Hour).Unix(),
+			"stream_identity_key": "sik-" + strconv.Itoa(1001+i), "input_name": "provider-a", "target_id": 1 + i%2,
+			"target_name": []string{"main", "kids"}[i%2], "provider_name": "provider-a", "provider_id": 4711 + i, "virtual_id": 1001 + i,
+			"item_type": "live", "updated_at": start.Add(-time.Duration(i) * time.Hour).Unix(), "last_event_at": start.Add(-time.Duration(i) * time.Hour).Unix(),
+			"window_24h": window(100 - i*9), "window_7d": window(90 - i*5), "window_30d": window(85 - i*4), "daily_buckets": map[string]any{},
 		})
 	}
 	d.EventStats = map[string]any{
@@ -183,9 +200,10 @@ func (f *Fake) status(w http.ResponseWriter, _ *http.Request) {
 	now := f.now()
 	f.mu.Lock()
 	streams := slices.Clone(f.data.Streams)
+	version := f.data.Version
 	f.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "version": f.data.Version, "build_time": "2026-11-20 10:00:00", "server_time": now.UTC().Format("2006-01-02 15:04:05 UTC"),
+		"status": "ok", "version": version, "build_time": "2026-11-20 10:00:00", "server_time": now.UTC().Format("2006-01-02 15:04:05 UTC"),
 		"cache": "1.2 GB / 5 GB", "active_users": 2, "active_user_connections": len(streams), "active_user_streams": streams,
 		"active_provider_connections": map[string]any{"provider-a": len(streams)},
 	})
@@ -198,7 +216,8 @@ func (f *Fake) streams(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (f *Fake) ipinfo(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"ipv4": "203.0.113.7", "ipv6": nil})
+	// IpCheckDto skips a blank address.
+	writeJSON(w, http.StatusOK, map[string]any{"ipv4": "203.0.113.7"})
 }
 
 func (f *Fake) eventStats(w http.ResponseWriter, _ *http.Request) {
@@ -241,237 +260,6 @@ func deepCopy(v any) any {
 	var out any
 	_ = json.Unmarshal(b, &out)
 	return out
-}
-
-// parseBound reads a from/to bound: YYYY-MM-DD (to: the end of that day)
-// or an RFC 3339 date-time.
-func parseBound(s string, end bool) (time.Time, bool) {
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		if end {
-			t = t.Add(24*time.Hour - time.Second)
-		}
-		return t, true
-	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04:05"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, true
-		}
-	}
-	return time.Time{}, false
-}
-
-// historyRange filters records on event_ts_utc by from/to.
-func (f *Fake) historyRange(w http.ResponseWriter, r *http.Request) ([]map[string]any, bool) {
-	q := r.URL.Query()
-	from, to := time.Time{}, time.Unix(1<<40, 0)
-	if s := q.Get("from"); s != "" {
-		t, ok := parseBound(s, false)
-		if !ok {
-			writeError(w, http.StatusBadRequest, "Invalid 'from' date: "+s)
-			return nil, false
-		}
-		from = t
-	}
-	if s := q.Get("to"); s != "" {
-		t, ok := parseBound(s, true)
-		if !ok {
-			writeError(w, http.StatusBadRequest, "Invalid 'to' date: "+s)
-			return nil, false
-		}
-		to = t
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []map[string]any
-	for _, rec := range f.data.History {
-		ts := time.Unix(toInt(rec["event_ts_utc"]), 0)
-		if !ts.Before(from) && !ts.After(to) {
-			out = append(out, rec)
-		}
-	}
-	return out, true
-}
-
-func toInt(v any) int64 {
-	switch t := v.(type) {
-	case int:
-		return int64(t)
-	case int64:
-		return t
-	case float64:
-		return int64(t)
-	}
-	return 0
-}
-
-// HistorySearchFields are the record fields search_field may name.
-var HistorySearchFields = []string{"api_username", "provider_name", "input_name", "title", "group", "country",
-	"user_agent", "source_addr", "item_type", "event_type", "cluster", "stream_identity_key", "disconnect_reason"}
-
-func (f *Fake) streamHistory(w http.ResponseWriter, r *http.Request) {
-	if f.opts.NoStreamHistory {
-		writeError(w, http.StatusServiceUnavailable, "Stream history is not enabled")
-		return
-	}
-	recs, ok := f.historyRange(w, r)
-	if !ok {
-		return
-	}
-	q := r.URL.Query()
-	page, pageSize := 1, 50
-	if s := q.Get("page"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			writeError(w, http.StatusBadRequest, "page must be >= 1")
-			return
-		}
-		page = n
-	}
-	if s := q.Get("page_size"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || (n != 25 && n != 50 && n != 100 && n != 200) {
-			writeError(w, http.StatusBadRequest, "page_size must be 25, 50, 100 or 200")
-			return
-		}
-		pageSize = n
-	}
-	fields := HistorySearchFields
-	if s := q.Get("search_field"); s != "" {
-		fields = strings.Split(s, ",")
-	}
-	if search := q.Get("search"); search != "" {
-		var match func(string) bool
-		if q.Get("search_mode") == "regex" {
-			re, err := regexp.Compile(search)
-			if err != nil {
-				writeError(w, http.StatusBadRequest, "Invalid regex")
-				return
-			}
-			match = re.MatchString
-		} else {
-			needle := strings.ToLower(search)
-			match = func(s string) bool { return strings.Contains(strings.ToLower(s), needle) }
-		}
-		var kept []map[string]any
-		for _, rec := range recs {
-			for _, fld := range fields {
-				if s, ok := rec[fld].(string); ok && match(s) {
-					kept = append(kept, rec)
-					break
-				}
-			}
-		}
-		recs = kept
-	}
-	sort.SliceStable(recs, func(i, j int) bool { return toInt(recs[i]["event_ts_utc"]) > toInt(recs[j]["event_ts_utc"]) })
-	total := len(recs)
-	lo := min((page-1)*pageSize, total)
-	hi := min(lo+pageSize, total)
-	writeJSON(w, http.StatusOK, map[string]any{"page": page, "page_size": pageSize, "total": total,
-		"has_more": hi < total, "records": recs[lo:hi]})
-}
-
-func (f *Fake) historySummary(w http.ResponseWriter, r *http.Request) {
-	if f.opts.NoStreamHistory {
-		writeError(w, http.StatusServiceUnavailable, "Stream history is not enabled")
-		return
-	}
-	recs, ok := f.historyRange(w, r)
-	if !ok {
-		return
-	}
-	q := r.URL.Query()
-	type agg struct {
-		sessions, disconnects, bytes, dur, lat, n int64
-	}
-	by := map[string]*agg{}
-	for _, rec := range recs {
-		skip := false
-		for _, k := range []string{"provider_name", "input_name", "api_username", "item_type", "event_type"} {
-			if want := q.Get(k); want != "" && rec[k] != want {
-				skip = true
-			}
-		}
-		if skip {
-			continue
-		}
-		p, _ := rec["provider_name"].(string)
-		a := by[p]
-		if a == nil {
-			a = &agg{}
-			by[p] = a
-		}
-		if rec["event_type"] == "connect" {
-			a.sessions++
-		} else {
-			a.disconnects++
-			a.bytes += toInt(rec["bytes_sent"])
-			a.dur += toInt(rec["session_duration_secs"])
-			a.lat += toInt(rec["first_byte_latency_ms"])
-			a.n++
-		}
-	}
-	out := []map[string]any{}
-	for p, a := range by {
-		s := map[string]any{"provider_name": p, "session_count": a.sessions, "disconnect_count": a.disconnects, "total_bytes_sent": a.bytes,
-			"avg_session_duration_secs": nil, "avg_first_byte_latency_ms": nil}
-		if a.n > 0 {
-			s["avg_session_duration_secs"] = a.dur / a.n
-			s["avg_first_byte_latency_ms"] = a.lat / a.n
-		}
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i]["provider_name"].(string) < out[j]["provider_name"].(string) })
-	writeJSON(w, http.StatusOK, out)
-}
-
-func (f *Fake) qosSnapshots(w http.ResponseWriter, r *http.Request) {
-	if f.opts.NoQoS {
-		writeError(w, http.StatusServiceUnavailable, "QoS aggregation is not enabled")
-		return
-	}
-	q := r.URL.Query()
-	limit := 100
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "Failed to deserialize query string")
-			return
-		}
-		limit = max(n, 1)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := []map[string]any{}
-	for _, s := range f.data.QoS {
-		keep := true
-		for _, k := range []string{"stream_identity_key", "input_name", "provider_name", "item_type", "target_name"} {
-			if want := q.Get(k); want != "" && s[k] != want {
-				keep = false
-			}
-		}
-		if keep && len(out) < limit {
-			out = append(out, s)
-		}
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-func (f *Fake) qosSnapshot(w http.ResponseWriter, r *http.Request) {
-	if f.opts.NoQoS {
-		writeError(w, http.StatusServiceUnavailable, "QoS aggregation is not enabled")
-		return
-	}
-	key := r.PathValue("key")
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, s := range f.data.QoS {
-		if s["stream_identity_key"] == key {
-			writeJSON(w, http.StatusOK, s)
-			return
-		}
-	}
-	writeError(w, http.StatusNotFound, "QoS snapshot not found")
 }
 
 // geoipUpdate answers as v1_api.rs: 200 without a body, 400 when GeoIP is

@@ -7,10 +7,14 @@
 // those features are off), and a configuration full of secrets.
 //
 // It answers as Tuliprox does (backend/src/api/endpoints, shared/src/model
-// of euzu/tuliprox; the newer playlist, EPG and update-status routes as the
-// seed's operator reference describes them). With Legacy set it is a
-// release without those newer routes: the Web UI's catch-all answers them
-// with its index page.
+// of euzu/tuliprox) and plays one of three APIs (Options.Release): the
+// seed's (its operator reference's playlist, EPG, event and update-status
+// routes, which no published source has), the public 3.3.x builds (develop
+// at 3.3.3: stream history that takes only from, to and filter fields and
+// answers a bare array, a playlist update that answers 202 without a body
+// and drops a request while one waits), or the v3.3.0 release (no stream
+// history or QoS routes either). A route a release lacks answers 404 with
+// an empty body, as Tuliprox's static-file fallback does.
 package faketuliprox
 
 import (
@@ -19,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -60,12 +65,30 @@ type Options struct {
 	// Features switched off answer as Tuliprox does (503, or 400 for
 	// GeoIP).
 	NoStreamHistory, NoQoS, NoGeoIP bool
-	// Legacy is a release without the seed's newer routes.
-	Legacy bool
+	// Release is the API the fake plays; "" is ReleaseSeed.
+	Release Release
 	// Hostile leaves provider URLs in additional_properties, which a real
 	// Tuliprox removes: for tests of the service's own scrubbing.
 	Hostile bool
 }
+
+// Release names an API the fake can play.
+type Release string
+
+const (
+	// ReleaseSeed is the API of the seed (Tuliprox's MCP operator
+	// reference, docs/src/operator/mcp.md): every route of its catalog,
+	// stream history paged and searched by Tuliprox, a playlist update
+	// answered with a run id and a 409 while one is queued. No published
+	// Tuliprox source has this API.
+	ReleaseSeed Release = "seed"
+	// ReleasePublic is euzu/tuliprox develop at 3.3.3 (1b148d29), what the
+	// 3.3.x builds after v3.3.0 serve.
+	ReleasePublic Release = "3.3.3"
+	// Release330 is the v3.3.0 tag (master, 7c85d5f7): ReleasePublic
+	// without stream history and QoS snapshots.
+	Release330 Release = "3.3.0"
+)
 
 // Demo users: admin may do everything, assistant has the group the docs
 // recommend (system.read, playlist.read), viewer only playlist.read, and
@@ -97,7 +120,8 @@ type Fake struct {
 	opts   Options
 	now    func() time.Time
 	secret []byte
-	mux    *http.ServeMux
+	mux    atomic.Pointer[http.ServeMux]
+	rel    atomic.Value // Release
 	data   *Data
 
 	mu       sync.Mutex
@@ -120,14 +144,40 @@ func New(o Options) *Fake {
 	if o.Users == nil {
 		o.Users = DemoUsers()
 	}
+	if o.Release == "" {
+		o.Release = ReleaseSeed
+	}
 	o.WebPath = "/" + strings.Trim(o.WebPath, "/")
 	if o.WebPath == "/" {
 		o.WebPath = ""
 	}
 	f := &Fake{opts: o, now: o.Now, secret: []byte("faketuliprox-jwt-signing-secret-0001"), data: NewDemoData(o.Now())}
-	f.routes()
+	if !o.Hostile {
+		// A real record never holds a URL (storage.rs: "must never contain
+		// ... credential-bearing URLs").
+		for _, h := range f.data.History {
+			delete(h, "provider_url")
+		}
+	}
+	f.SetRelease(o.Release)
 	return f
 }
+
+// SetRelease makes the fake play another release from the next request
+// on, as if Tuliprox had been updated in place.
+func (f *Fake) SetRelease(r Release) {
+	f.mu.Lock()
+	f.data.Version = string(r)
+	if r == ReleaseSeed {
+		f.data.Version = "seed"
+	}
+	f.mu.Unlock()
+	f.rel.Store(r)
+	f.mux.Store(f.routes(r))
+}
+
+// release is the API the fake plays now.
+func (f *Fake) release() Release { return f.rel.Load().(Release) }
 
 // Data is the fake's content; tests may change it under Lock.
 func (f *Fake) Data() *Data { return f.data }
@@ -166,7 +216,7 @@ func (f *Fake) RevokeTokens() {
 }
 
 // ServeHTTP serves the fake.
-func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.mux.ServeHTTP(w, r) }
+func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.mux.Load().ServeHTTP(w, r) }
 
 type claims struct {
 	Username    string   `json:"username"`
@@ -178,20 +228,25 @@ type claims struct {
 
 // route registers a REST route under {web_ui_path}/api/v1 that needs one
 // of perms (with web authentication on).
-func (f *Fake) route(pattern string, perms []string, h http.HandlerFunc) {
+func (f *Fake) route(mux *http.ServeMux, pattern string, perms []string, h http.HandlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
-	f.mux.HandleFunc(method+" "+f.opts.WebPath+"/api/v1"+path, func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		f.requests = append(f.requests, Request{Method: r.Method, Path: strings.TrimPrefix(r.URL.Path, f.opts.WebPath), Query: r.URL.RawQuery})
-		if len(f.requests) > maxRecorded {
-			f.requests = f.requests[len(f.requests)-maxRecorded:]
-		}
-		f.mu.Unlock()
+	mux.HandleFunc(method+" "+f.opts.WebPath+"/api/v1"+path, func(w http.ResponseWriter, r *http.Request) {
+		f.record(r)
 		if !f.opts.NoAuth && !f.authorize(w, r, perms) {
 			return
 		}
 		h(w, r)
 	})
+}
+
+// record remembers an API request.
+func (f *Fake) record(r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requests = append(f.requests, Request{Method: r.Method, Path: strings.TrimPrefix(r.URL.Path, f.opts.WebPath), Query: r.URL.RawQuery})
+	if len(f.requests) > maxRecorded {
+		f.requests = f.requests[len(f.requests)-maxRecorded:]
+	}
 }
 
 // authorize checks the bearer token as Tuliprox's permission layer does:
@@ -281,42 +336,51 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
 }
 
-// indexPage is what the Web UI's catch-all serves for unknown paths.
-const indexPage = "<!DOCTYPE html><html><head><title>Tuliprox</title></head><body><div id=\"app\"></div></body></html>"
-
-func (f *Fake) routes() {
-	f.mux = http.NewServeMux()
+func (f *Fake) routes(rel Release) *http.ServeMux {
+	mux := http.NewServeMux()
 	wp := f.opts.WebPath
-	f.mux.HandleFunc("POST "+wp+"/auth/token", f.signIn)
-	f.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if f.opts.Legacy && r.Method == http.MethodGet {
-			w.Header().Set("Content-Type", "text/html")
-			_, _ = w.Write([]byte(indexPage))
+	mux.HandleFunc("POST "+wp+"/auth/token", f.signIn)
+	// Unknown paths reach the Web UI's ServeDir fallback (web_index.rs):
+	// 404 with an empty body for GET and HEAD, 405 for other methods.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, wp+"/api/") {
+			f.record(r)
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
-		http.NotFound(w, r)
+		w.WriteHeader(http.StatusNotFound)
 	})
 	sysRead := []string{"system.read"}
 	plRead := []string{"playlist.read"}
-	f.route("GET /status", sysRead, f.status)
-	f.route("GET /streams", sysRead, f.streams)
-	f.route("GET /config", []string{"config.read", "source.read", "user.read", "user.write", "playlist.read", "playlist.write"}, f.config)
-	f.route("GET /ipinfo", sysRead, f.ipinfo)
-	f.route("GET /stream-history", sysRead, f.streamHistory)
-	f.route("GET /stream-history/summary", sysRead, f.historySummary)
-	f.route("GET /qos-snapshots", sysRead, f.qosSnapshots)
-	f.route("GET /qos-snapshots/{key}", sysRead, f.qosSnapshot)
-	f.route("GET /geoip/update", []string{"system.write"}, f.geoipUpdate)
-	f.route("POST /playlist/update", []string{"playlist.write"}, f.playlistUpdate)
-	if f.opts.Legacy {
-		return
+	f.route(mux, "GET /status", sysRead, f.status)
+	f.route(mux, "GET /streams", sysRead, f.streams)
+	f.route(mux, "GET /config", []string{"config.read", "source.read", "user.read", "user.write", "playlist.read", "playlist.write"}, f.config)
+	f.route(mux, "GET /ipinfo", sysRead, f.ipinfo)
+	f.route(mux, "GET /geoip/update", []string{"system.write"}, f.geoipUpdate)
+	if rel == ReleaseSeed {
+		f.route(mux, "POST /playlist/update", []string{"playlist.write"}, f.playlistUpdate)
+	} else {
+		f.route(mux, "POST /playlist/update", []string{"playlist.write"}, f.playlistUpdateReleased)
 	}
-	f.route("GET /events/stats", sysRead, f.eventStats)
-	f.route("GET /playlist/update/status", plRead, f.updateStatus)
-	f.route("GET /playlist/sources", plRead, f.sources)
-	f.route("GET /playlist/items", plRead, f.items)
-	f.route("GET /playlist/epg/channels", plRead, f.epgChannels)
-	f.route("GET /playlist/epg/channel", plRead, f.epgChannel)
+	if rel == Release330 {
+		return mux
+	}
+	f.route(mux, "GET /stream-history", sysRead, f.streamHistory)
+	f.route(mux, "GET /stream-history/summary", sysRead, f.historySummary)
+	f.route(mux, "GET /qos-snapshots", sysRead, f.qosSnapshots)
+	f.route(mux, "GET /qos-snapshots/{key}", sysRead, f.qosSnapshot)
+	if rel != ReleaseSeed {
+		return mux
+	}
+	f.route(mux, "GET /events/stats", sysRead, f.eventStats)
+	f.route(mux, "GET /playlist/update/status", plRead, f.updateStatus)
+	f.route(mux, "GET /playlist/sources", plRead, f.sources)
+	f.route(mux, "GET /playlist/items", plRead, f.items)
+	f.route(mux, "GET /playlist/epg/channels", plRead, f.epgChannels)
+	f.route(mux, "GET /playlist/epg/channel", plRead, f.epgChannel)
+	return mux
 }
 
 // permissions of the caller's token (all with web authentication off).

@@ -129,7 +129,7 @@ func (s *Service) Tools() []toolkit.Tool {
 		{Name: ToolUpdateStatus, Title: "Playlist update status",
 			Description: "Whether a playlist update is queued or running, and the last run. Needs playlist.read.",
 			Annotations: ro, Handler: toolkit.ReadFor(func(ctx context.Context, _ toolkit.NoArgs) (map[string]any, error) {
-				return s.object(ctx, client.Call{Route: []string{"playlist", "update", "status"}, Permission: permPlaylistRead})
+				return s.object(ctx, client.Call{Route: []string{"playlist", "update", "status"}, Permission: permPlaylistRead, Needs: needsSeedAPI})
 			})},
 		{Name: ToolHistory, Title: "Stream history",
 			Description: "Recorded stream sessions (connect/disconnect), paged. Shows Tuliprox user names and client IP addresses. Needs stream history on.",
@@ -146,7 +146,7 @@ func (s *Service) Tools() []toolkit.Tool {
 		{Name: ToolEventStats, Title: "Event statistics",
 			Description: "Counts of Tuliprox events (sign-ins, throttling, updates, provider failures).",
 			Annotations: ro, Handler: toolkit.ReadFor(func(ctx context.Context, _ toolkit.NoArgs) (map[string]any, error) {
-				return s.object(ctx, client.Call{Route: []string{"events", "stats"}, Permission: permSystemRead})
+				return s.object(ctx, client.Call{Route: []string{"events", "stats"}, Permission: permSystemRead, Needs: needsSeedAPI})
 			})},
 		{Name: ToolIPInfo, Title: "Public IP",
 			Description: "Tuliprox's public IPv4 and IPv6 (its IP check).",
@@ -157,7 +157,7 @@ func (s *Service) Tools() []toolkit.Tool {
 		{Name: ToolSources, Title: "Playlist sources",
 			Description: "Target and input names with outputs, clusters and whether each output has an EPG database. Start here.",
 			Annotations: ro, Handler: toolkit.ReadFor(func(ctx context.Context, _ toolkit.NoArgs) (map[string]any, error) {
-				return s.object(ctx, client.Call{Route: []string{"playlist", "sources"}, Permission: permPlaylistRead})
+				return s.object(ctx, client.Call{Route: []string{"playlist", "sources"}, Permission: permPlaylistRead, Needs: needsSeedAPI})
 			})},
 		{Name: ToolItems, Title: "Stored playlist items",
 			Description: "Records of one target or input, paged and filtered, with selectable fields and EPG status. Reads stored data only.",
@@ -244,30 +244,6 @@ func setList(q url.Values, k string, v []string) {
 	}
 }
 
-func (s *Service) history(ctx context.Context, in historyArgs) (map[string]any, error) {
-	q := url.Values{}
-	setNonEmpty(q, "from", in.From)
-	setNonEmpty(q, "to", in.To)
-	setInt(q, "page", in.Page)
-	setInt(q, "page_size", in.PageSize)
-	setNonEmpty(q, "search", in.Search)
-	setNonEmpty(q, "search_mode", in.SearchMode)
-	setList(q, "search_field", in.SearchField)
-	return s.list(ctx, client.Call{Route: []string{"stream-history"}, Query: q, Permission: permSystemRead, Feature: featureHistory}, "records")
-}
-
-func (s *Service) historySummary(ctx context.Context, in summaryArgs) (map[string]any, error) {
-	q := url.Values{}
-	setNonEmpty(q, "from", in.From)
-	setNonEmpty(q, "to", in.To)
-	setNonEmpty(q, "provider_name", in.ProviderName)
-	setNonEmpty(q, "input_name", in.InputName)
-	setNonEmpty(q, "api_username", in.APIUsername)
-	setNonEmpty(q, "item_type", in.ItemType)
-	setNonEmpty(q, "event_type", in.EventType)
-	return s.list(ctx, client.Call{Route: []string{"stream-history", "summary"}, Query: q, Permission: permSystemRead, Feature: featureHistory}, "providers")
-}
-
 func (s *Service) qosList(ctx context.Context, in qosListArgs) (map[string]any, error) {
 	q := url.Values{}
 	setInt(q, "limit", in.Limit)
@@ -276,12 +252,16 @@ func (s *Service) qosList(ctx context.Context, in qosListArgs) (map[string]any, 
 	setNonEmpty(q, "provider_name", in.ProviderName)
 	setNonEmpty(q, "item_type", in.ItemType)
 	setNonEmpty(q, "target_name", in.TargetName)
-	return s.list(ctx, client.Call{Route: []string{"qos-snapshots"}, Query: q, Permission: permSystemRead, Feature: featureQoS}, "snapshots")
+	m, err := s.list(ctx, client.Call{Route: []string{"qos-snapshots"}, Query: q, Permission: permSystemRead, Feature: featureQoS, Needs: needsHistory}, "snapshots")
+	if err != nil || in.TargetName == "" {
+		return m, err
+	}
+	return checkTargetName(m, in.TargetName)
 }
 
 func (s *Service) qos(ctx context.Context, in qosArgs) (map[string]any, error) {
 	return s.object(ctx, client.Call{Route: []string{"qos-snapshots", in.StreamIdentityKey}, Permission: permSystemRead, Feature: featureQoS,
-		NotFound: "Tuliprox has no QoS snapshot with that stream identity key; list them with " + ToolQoSList})
+		Needs: needsHistory, NotFound: "Tuliprox has no QoS snapshot with that stream identity key; list them with " + ToolQoSList})
 }
 
 const unknownSource = "Tuliprox has no target or input of that name (or no EPG channel with that id); " + ToolSources + " lists the names"
@@ -303,7 +283,7 @@ func (s *Service) items(ctx context.Context, in itemsArgs) (map[string]any, erro
 	setNonEmpty(q, "group", in.Group)
 	setList(q, "fields", in.Fields)
 	setList(q, "epg_status", in.EPGStatus)
-	return s.object(ctx, client.Call{Route: []string{"playlist", "items"}, Query: q, Permission: permPlaylistRead, NotFound: unknownSource})
+	return s.object(ctx, client.Call{Route: []string{"playlist", "items"}, Query: q, Permission: permPlaylistRead, Needs: needsSeedAPI, NotFound: unknownSource})
 }
 
 func (s *Service) epgChannels(ctx context.Context, in epgChannelsArgs) (map[string]any, error) {
@@ -313,7 +293,7 @@ func (s *Service) epgChannels(ctx context.Context, in epgChannelsArgs) (map[stri
 	setInt(q, "limit", in.Limit)
 	setNonEmpty(q, "search", in.Search)
 	setList(q, "issue", in.Issue)
-	return s.object(ctx, client.Call{Route: []string{"playlist", "epg", "channels"}, Query: q, Permission: permPlaylistRead, NotFound: unknownSource})
+	return s.object(ctx, client.Call{Route: []string{"playlist", "epg", "channels"}, Query: q, Permission: permPlaylistRead, Needs: needsSeedAPI, NotFound: unknownSource})
 }
 
 func (s *Service) epgChannel(ctx context.Context, in epgChannelArgs) (map[string]any, error) {
@@ -322,5 +302,5 @@ func (s *Service) epgChannel(ctx context.Context, in epgChannelArgs) (map[string
 	setNonEmpty(q, "from", in.From)
 	setNonEmpty(q, "to", in.To)
 	setInt(q, "limit", in.Limit)
-	return s.object(ctx, client.Call{Route: []string{"playlist", "epg", "channel"}, Query: q, Permission: permPlaylistRead, NotFound: unknownSource})
+	return s.object(ctx, client.Call{Route: []string{"playlist", "epg", "channel"}, Query: q, Permission: permPlaylistRead, Needs: needsSeedAPI, NotFound: unknownSource})
 }

@@ -41,6 +41,7 @@ type Service struct {
 	set client.Settings
 	c   *client.Client
 	log *slog.Logger
+	rel release
 }
 
 // New returns the service over a Tuliprox client.
@@ -63,9 +64,12 @@ func (s *Service) Instructions() string {
 		"Page with offset += returned while has_more is true; limit is clamped (limit_clamped says so). " +
 		"skipped_records or skipped_playlist_records above 0 means a damaged database, and a note explains a 0 result; read notes. ")
 	b.WriteString("EPG problems: tuliprox_query_playlist_items with epg_status=unmatched or missing_id, then tuliprox_query_target_epg_channels with issue=expired or unreferenced, then tuliprox_get_target_epg_channel for one id. ")
-	b.WriteString("HTTP 503 means the feature is off in Tuliprox (stream history, QoS); \"not supported by this Tuliprox version\" means the release lacks the route. ")
+	b.WriteString("HTTP 503 means the feature is off in Tuliprox (stream history, QoS); \"not supported by this Tuliprox release (needs ...)\" means the release lacks the route: " +
+		"published releases (3.3.x) lack the playlist, EPG, event and update-status tools, so use the others there. " +
+		"Stream history covers the last 7 days unless from/to say otherwise. ")
 	if s.set.AllowWrites {
-		b.WriteString("Writes: tuliprox_update_playlists queues a playlist update (all targets when none are named; HTTP 409 means one is already queued) and tuliprox_update_geoip refreshes the GeoIP database; " +
+		b.WriteString("Writes: tuliprox_update_playlists requests a playlist update (all targets when none are named); its outcome is queued (with a run id; HTTP 409 means one is already queued) " +
+			"or accepted (a release that may have dropped it in favour of an update already waiting: read the note). tuliprox_update_geoip refreshes the GeoIP database; " +
 			"both are refused while Tuliprox runs without web authentication.")
 	}
 	return strings.TrimSpace(b.String())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,7 +27,8 @@ type updatePreview struct {
 	Targets    []string `json:"targets"`
 	AllTargets bool     `json:"all_targets"`
 	// UpdateState is Tuliprox's current update state (idle, queued,
-	// running), or "unknown" where the release does not report it.
+	// running), or "unknown" where the release (3.3.x) or the user cannot
+	// read it.
 	UpdateState string `json:"update_state"`
 	Note        string `json:"note,omitempty"`
 }
@@ -56,7 +58,7 @@ func (s *Service) writable(ctx context.Context) error {
 func (s *Service) updatePlaylistsTool() toolkit.Tool {
 	return toolkit.Tool{
 		Name: ToolUpdatePlaylist, Title: "Update playlists",
-		Description: "Queue a playlist update of the named targets (all when none), which fetches from the providers. Needs playlist.write.",
+		Description: "Request a playlist update of the named targets (all when none), which fetches from the providers. Needs playlist.write.",
 		Annotations: toolkit.Annotations{Idempotent: true, OpenWorld: true},
 		Handler:     toolkit.WriteFor(s.previewUpdate, s.applyUpdate),
 	}
@@ -80,7 +82,7 @@ func (s *Service) targetNames(ctx context.Context) ([]string, bool, error) {
 			Name string `json:"name"`
 		} `json:"targets"`
 	}
-	err := s.c.GetJSON(ctx, client.Call{Route: []string{"playlist", "sources"}, Permission: permPlaylistRead}, &src)
+	err := s.c.GetJSON(ctx, client.Call{Route: []string{"playlist", "sources"}, Permission: permPlaylistRead, Needs: needsSeedAPI}, &src)
 	switch {
 	case errors.Is(err, client.ErrUnsupported), toolerr.CodeOf(err) == toolerr.Forbidden:
 		return nil, false, nil
@@ -98,7 +100,7 @@ func (s *Service) updateState(ctx context.Context) (string, error) {
 	var st struct {
 		State string `json:"state"`
 	}
-	err := s.c.GetJSON(ctx, client.Call{Route: []string{"playlist", "update", "status"}, Permission: permPlaylistRead}, &st)
+	err := s.c.GetJSON(ctx, client.Call{Route: []string{"playlist", "update", "status"}, Permission: permPlaylistRead, Needs: needsSeedAPI}, &st)
 	switch {
 	case errors.Is(err, client.ErrUnsupported), toolerr.CodeOf(err) == toolerr.Forbidden:
 		return "unknown", nil
@@ -120,19 +122,22 @@ func (s *Service) previewUpdate(ctx context.Context, in updateArgs) (updatePrevi
 	if err != nil {
 		return updatePreview{}, err
 	}
-	p := updatePreview{Action: "queue a playlist update; Tuliprox then fetches these targets' inputs from the providers"}
+	p := updatePreview{Action: "request a playlist update; Tuliprox then fetches these targets' inputs from the providers"}
 	switch {
 	case len(in.Targets) == 0:
 		p.AllTargets, p.Targets = true, names
 		if !listed {
 			p.Targets = []string{}
-			p.Note = "every target (this Tuliprox version or user cannot list them by name)"
+			p.Note = "every target (this Tuliprox release or user cannot list them by name)."
 		}
+	case !listed:
+		p.Note = "Target names not checked (this Tuliprox release or user cannot list them); Tuliprox refuses an unknown one."
+		fallthrough
 	default:
 		if listed {
 			var unknown []string
 			for _, t := range in.Targets {
-				if !contains(names, t) {
+				if !containsFold(names, t) {
 					unknown = append(unknown, t)
 				}
 			}
@@ -147,19 +152,47 @@ func (s *Service) previewUpdate(ctx context.Context, in updateArgs) (updatePrevi
 	if p.UpdateState, err = s.updateState(ctx); err != nil {
 		return updatePreview{}, err
 	}
-	if p.UpdateState == "queued" || p.UpdateState == "running" {
+	switch p.UpdateState {
+	case "queued", "running":
 		p.Note = strings.TrimSpace(p.Note + " An update is already " + p.UpdateState + "; Tuliprox refuses another until it has run.")
+	case "unknown":
+		p.Note = strings.TrimSpace(p.Note + " " + unknownStateNote)
 	}
 	return p, nil
 }
 
-func contains(list []string, s string) bool {
+// unknownStateNote is what a release without the update status means for
+// a request (v1_api_playlist.rs, 3.3.x: one update waits at most; a
+// request while one waits is answered 202 and dropped).
+const unknownStateNote = "Tuliprox does not report here whether an update is waiting; if one is, it answers this request like any other and drops it, and only the waiting update's targets are updated."
+
+// containsFold matches a target name as Tuliprox does, ignoring ASCII case.
+func containsFold(list []string, s string) bool {
 	for _, v := range list {
-		if v == s {
+		if asciiEqualFold(v, s) {
 			return true
 		}
 	}
 	return false
+}
+
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 func quote(list []string) []string {
@@ -181,14 +214,22 @@ func (s *Service) applyUpdate(ctx context.Context, _ updateArgs, p updatePreview
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"queued": true, "targets": p.Targets, "all_targets": p.AllTargets,
-		"next": "follow the run with " + ToolUpdateStatus}
+	out := map[string]any{"targets": p.Targets, "all_targets": p.AllTargets}
 	var run struct {
 		RunID json.Number `json:"run_id"`
 	}
-	if len(resp.Body) > 0 && json.Unmarshal(resp.Body, &run) == nil && run.RunID != "" {
-		out["run_id"] = run.RunID
+	if json.Unmarshal(resp.Body, &run) == nil && run.RunID != "" {
+		// The seed's API: queued under a run id, a second request is a 409.
+		out["outcome"], out["run_id"] = "queued", run.RunID
+		out["next"] = "follow the run with " + ToolUpdateStatus
+		return out, nil
 	}
+	// 3.3.x answers 202 without a body whether it queued the request or
+	// dropped it because another was already waiting.
+	out["outcome"] = "accepted"
+	out["note"] = "Tuliprox accepted the request (HTTP " + strconv.Itoa(resp.Status) + ") without a run id: it either queued this update or, " +
+		"if another was already waiting, dropped it in favour of that one, whose targets may differ. This release reports no update status: " +
+		"Tuliprox's log says \"Update process started\" for each run."
 	return out, nil
 }
 

@@ -56,7 +56,7 @@ func TestUpdatePlaylistsPreviewThenApply(t *testing.T) {
 			tok := svc.Approve(t, "tuliprox", tools.ToolUpdatePlaylist, c.args, "ticket-1")
 			got, isErr = svc.Call(t, tools.ToolUpdatePlaylist, c.args, tok)
 			b, _ = json.Marshal(got)
-			if isErr || !strings.Contains(string(b), `"queued":true`) || !strings.Contains(string(b), `"run_id":1`) || got["status"] != "applied" {
+			if isErr || !strings.Contains(string(b), `"outcome":"queued"`) || !strings.Contains(string(b), `"run_id":1`) || got["status"] != "applied" {
 				t.Fatalf("apply: %s", b)
 			}
 			if n := e.fake.Updates(); n != 1 {
@@ -84,9 +84,10 @@ func TestUpdatePlaylistsRefusals(t *testing.T) {
 		}
 	})
 	t.Run("409 is an update already queued", func(t *testing.T) {
-		// An older release: no status route, so the preview cannot see the
-		// queue, and Tuliprox's 409 is what tells.
-		e := operator(t, faketuliprox.Options{Legacy: true})
+		// A user who may update but not read playlists: the preview cannot
+		// see the queue, and Tuliprox's 409 is what tells.
+		users := map[string]faketuliprox.User{"writer": {Password: "writer-password-1", Permissions: []string{"playlist.write"}}}
+		e := start(t, faketuliprox.Options{Users: users}, "writer", "writer-password-1", true)
 		svc := e.service(t)
 		args := map[string]any{}
 		for i, want := range []toolerr.Code{"", toolerr.Busy} {
