@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/gateway/app"
 	"github.com/toolgate/toolgate/services/gateway/router"
 )
@@ -259,4 +261,63 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// waitFor polls cond; the deadline only guards against a hang (the
+// refresh it waits for is asked for at once).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("still not %s", what)
+		}
+	}
+}
+
+// TestAServiceThatStopsLeavesTheCatalog: the first call that finds a
+// service not running says so, and its tools leave every list at once
+// (not at the next refresh a minute later); a call after that is a call
+// of a tool that is not there.
+func TestAServiceThatStopsLeavesTheCatalog(t *testing.T) {
+	h := newHarness(t)
+	go h.gw.Router.Run(t.Context(), time.Hour)
+	c := h.client("openwebui", "", "/mcp/demo")
+	if got := listNames(t, c); !slices.Contains(got, "demo_echo") {
+		t.Fatalf("before: %v", got)
+	}
+	h.StopService()
+	got, isErr := call(t, c, "demo_echo", map[string]any{"text": "x"})
+	if !isErr || errCode(got) != toolerr.UpstreamUnavailable || !strings.Contains(errMessage(got), "service demo is not running") {
+		t.Fatalf("a call to a stopped service: %v", got)
+	}
+	waitFor(t, "withdrawn", func() bool { return len(listNames(t, c)) == 0 })
+	s := h.rawSession("openwebui", "/mcp")
+	if got := s.call("demo_echo", map[string]any{"text": "x"}, false); !strings.Contains(mustJSON(t, got), "not found") {
+		t.Fatalf("a call after the withdrawal: %v", got)
+	}
+}
+
+// TestAToolTheServiceDroppedLeavesTheCatalog: a service that runs again
+// with other settings (a switch of its profile or keys) no longer has a
+// tool; a call of it says so — not "refused the request" — and the tool
+// leaves the lists at once, the service's other tools stay.
+func TestAToolTheServiceDroppedLeavesTheCatalog(t *testing.T) {
+	h := newHarness(t)
+	go h.gw.Router.Run(t.Context(), time.Hour)
+	c := h.client("openwebui", "", "/mcp/demo")
+	var fewer []toolkit.Tool
+	for _, tl := range h.demo.tools() {
+		if tl.Name != "demo_echo" {
+			fewer = append(fewer, tl)
+		}
+	}
+	h.SetService(h.NewService(fewer).Handler())
+	got, isErr := call(t, c, "demo_echo", map[string]any{"text": "x"})
+	if !isErr || errCode(got) != toolerr.NotFound || !strings.Contains(errMessage(got), "no longer offers") {
+		t.Fatalf("a call of a dropped tool: %v", got)
+	}
+	waitFor(t, "withdrawn", func() bool { return !slices.Contains(listNames(t, c), "demo_echo") })
+	if got := listNames(t, c); !slices.Contains(got, "demo_counter_add") {
+		t.Fatalf("the service's other tools went too: %v", got)
+	}
 }

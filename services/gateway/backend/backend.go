@@ -254,10 +254,31 @@ func (b *Backend) classify(ctx context.Context, err error) error {
 		// mcp-go v1.2 answers a 401 with ErrAuthorizationRequired.
 		return toolerr.Wrap(toolerr.AuthFailed, err, "service %s rejected the gateway's service token; check the token files", b.cfg.Name)
 	case !transportFailure(err):
+		// mcp-go's client gives a -32602 answer as ErrInvalidParams
+		// wrapped with the service's message.
+		if errors.Is(err, mcp.ErrInvalidParams) && isUnknownTool(mcp.INVALID_PARAMS, err.Error()) {
+			return b.gone(toolGone{err})
+		}
 		return toolerr.Wrap(toolerr.InvalidArgument, err, "service %s refused the request", b.cfg.Name)
 	default:
-		return toolerr.Wrap(toolerr.UpstreamUnavailable, err, "service %s is unreachable; its tools are unavailable until it is back", b.cfg.Name)
+		return b.unreachable(err)
 	}
+}
+
+// unreachable words a connection failure, saying so when the service is
+// not running at all.
+func (b *Backend) unreachable(err error) error {
+	if isNotRunning(err) {
+		return toolerr.Wrap(toolerr.UpstreamUnavailable, notRunning{err},
+			"service %s is not running (its container is stopped or removed); its tools are withdrawn until it runs again", b.cfg.Name)
+	}
+	return toolerr.Wrap(toolerr.UpstreamUnavailable, err, "service %s is unreachable; its tools are unavailable until it is back", b.cfg.Name)
+}
+
+// gone words a service's answer that it no longer has the tool called.
+func (b *Backend) gone(err toolGone) error {
+	return toolerr.Wrap(toolerr.NotFound, err,
+		"service %s no longer offers this tool (it runs with other settings now); list the tools again", b.cfg.Name)
 }
 
 // quietListening lowers mcp-go's "server does not support listening" from

@@ -69,7 +69,7 @@ func (b *Backend) classifyRaw(ctx context.Context, err error) error {
 	case errors.Is(err, context.Canceled):
 		return toolerr.Wrap(toolerr.Timeout, err, "the call was cancelled")
 	case errors.Is(err, errTransport):
-		return toolerr.Wrap(toolerr.UpstreamUnavailable, err, "service %s is unreachable; its tools are unavailable until it is back", b.cfg.Name)
+		return b.unreachable(err)
 	default:
 		return b.classify(ctx, err)
 	}
@@ -155,8 +155,11 @@ func (b *Backend) post(ctx context.Context, tool string, args json.RawMessage) (
 	case msg.Error != nil:
 		// As Call: the service refused the request (unknown tool, bad
 		// arguments); its message stays in the log, not in the result.
-		return nil, toolerr.Wrap(toolerr.InvalidArgument, fmt.Errorf("JSON-RPC error %d: %s", msg.Error.Code, msg.Error.Message),
-			"service %s refused the request", b.cfg.Name)
+		cause := fmt.Errorf("JSON-RPC error %d: %s", msg.Error.Code, msg.Error.Message)
+		if isUnknownTool(msg.Error.Code, msg.Error.Message) {
+			return nil, b.gone(toolGone{cause})
+		}
+		return nil, toolerr.Wrap(toolerr.InvalidArgument, cause, "service %s refused the request", b.cfg.Name)
 	case string(msg.ID) != strconv.FormatInt(id, 10):
 		return nil, toolerr.New(toolerr.UpstreamUnavailable, "service %s answered another request", b.cfg.Name)
 	case len(msg.Result) == 0 || msg.Result[0] != '{':

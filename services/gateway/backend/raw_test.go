@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -82,17 +84,34 @@ func TestCallRawPassesArgumentsAndResultAsTheyAre(t *testing.T) {
 
 func TestCallRawFailures(t *testing.T) {
 	srv := realService(t)
+	// Docker's DNS answers "no such host" for a container that stopped or
+	// was removed.
+	removed := func(c *Config) {
+		c.HTTPClient = &http.Client{Transport: &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "demo", IsNotFound: true}}
+		}}}
+	}
+	answers := func(status int) string {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) }))
+		t.Cleanup(s.Close)
+		return s.URL + "/mcp"
+	}
 	cases := []struct {
 		name string
 		url  string
 		cfg  func(*Config)
 		tool string
 		code toolerr.Code
+		// gone: what the failure says of the catalog ("service": not
+		// running, "tool": the service no longer has it).
+		gone string
 	}{
-		{"unknown tool", srv.URL + "/mcp", nil, "demo_nosuch", toolerr.InvalidArgument},
-		{"wrong service token", srv.URL + "/mcp", func(c *Config) { c.Token = []byte("wrong-token-0123456789abcdef") }, "demo_args", toolerr.AuthFailed},
-		{"nobody listening", "http://127.0.0.1:1/mcp", nil, "demo_args", toolerr.UpstreamUnavailable},
-		{"answer over the bound", srv.URL + "/mcp", func(c *Config) { c.MaxResponseBytes = 64 }, "demo_args", toolerr.TooLarge},
+		{"unknown tool", srv.URL + "/mcp", nil, "demo_nosuch", toolerr.NotFound, "tool"},
+		{"wrong service token", srv.URL + "/mcp", func(c *Config) { c.Token = []byte("wrong-token-0123456789abcdef") }, "demo_args", toolerr.AuthFailed, ""},
+		{"nobody listening", "http://127.0.0.1:1/mcp", nil, "demo_args", toolerr.UpstreamUnavailable, "service"},
+		{"name does not resolve", "http://demo:8000/mcp", removed, "demo_args", toolerr.UpstreamUnavailable, "service"},
+		{"service failing", answers(http.StatusBadGateway), nil, "demo_args", toolerr.UpstreamUnavailable, ""},
+		{"answer over the bound", srv.URL + "/mcp", func(c *Config) { c.MaxResponseBytes = 64 }, "demo_args", toolerr.TooLarge, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,13 +121,16 @@ func TestCallRawFailures(t *testing.T) {
 			}
 			b := newBackend(t, tc.url, muts...)
 			_, err := b.CallRaw(t.Context(), tc.tool, json.RawMessage(`{}`), true)
-			if toolerr.CodeOf(err) != tc.code {
-				t.Fatalf("got %v (%s), want %s", err, toolerr.CodeOf(err), tc.code)
+			if toolerr.CodeOf(err) != tc.code || goneOf(err) != tc.gone {
+				t.Fatalf("got %v (%s, gone %q), want %s, gone %q", err, toolerr.CodeOf(err), goneOf(err), tc.code, tc.gone)
+			}
+			if tc.gone == "service" && !strings.Contains(toolerr.MessageOf(err), "service demo is not running") {
+				t.Errorf("message %q does not say the service is not running", toolerr.MessageOf(err))
 			}
 			// Call, the decoding way, fails alike.
 			if tc.code != toolerr.TooLarge {
-				if _, err := b.Call(t.Context(), tc.tool, map[string]any{}, nil, true); toolerr.CodeOf(err) != tc.code {
-					t.Errorf("Call: got %v (%s), want %s", err, toolerr.CodeOf(err), tc.code)
+				if _, err := b.Call(t.Context(), tc.tool, map[string]any{}, nil, true); toolerr.CodeOf(err) != tc.code || goneOf(err) != tc.gone {
+					t.Errorf("Call: got %v (%s, gone %q), want %s, gone %q", err, toolerr.CodeOf(err), goneOf(err), tc.code, tc.gone)
 				}
 			}
 			if strings.Contains(toolerr.MessageOf(err), token) {
@@ -116,6 +138,19 @@ func TestCallRawFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// goneOf reads a failure as the router does (router/catalog.go).
+func goneOf(err error) string {
+	var service interface{ ServiceGone() bool }
+	var tool interface{ ToolGone() bool }
+	switch {
+	case errors.As(err, &service) && service.ServiceGone():
+		return "service"
+	case errors.As(err, &tool) && tool.ToolGone():
+		return "tool"
+	}
+	return ""
 }
 
 func TestCallRawIsBoundedLikeCall(t *testing.T) {

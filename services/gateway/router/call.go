@@ -398,6 +398,7 @@ func (r *Router) forward(ctx context.Context, c *call, meta map[string]any, retr
 	defer cancel()
 	res, err := b.Call(ctx, c.e.upstream.Name, c.args, meta, retry)
 	if err != nil {
+		r.noticeFailure(c.e.service, err)
 		return errorResult(err), string(toolerr.CodeOf(err))
 	}
 	if res == nil {

@@ -50,6 +50,8 @@ func (r *Router) Run(ctx context.Context, every time.Duration) {
 				}
 			}
 			r.deps.Sessions.Prune()
+		case service := <-r.stale:
+			r.refresh(ctx, []string{service})
 		case <-retry.C:
 			if down := r.downServices(); len(down) > 0 {
 				r.refresh(ctx, down)
@@ -60,6 +62,31 @@ func (r *Router) Run(ctx context.Context, every time.Duration) {
 			retry.Reset(wait)
 		}
 	}
+}
+
+// noticeFailure reads a failed call for news about the catalog: a service
+// that is not running, or that no longer has the tool, has its tools read
+// again now (by Run) instead of at the next tick, so lists stop offering
+// what is gone.
+func (r *Router) noticeFailure(service string, err error) {
+	if !serviceGone(err) && !toolGone(err) {
+		return
+	}
+	select {
+	case r.stale <- service:
+	default: // a refresh is already asked for
+	}
+}
+
+// serviceGone and toolGone read the backend's failures (backend/gone.go).
+func serviceGone(err error) bool {
+	var g interface{ ServiceGone() bool }
+	return errors.As(err, &g) && g.ServiceGone()
+}
+
+func toolGone(err error) bool {
+	var g interface{ ToolGone() bool }
+	return errors.As(err, &g) && g.ToolGone()
 }
 
 // firstRetry is how soon a service that was down is asked again.
@@ -114,6 +141,12 @@ func (r *Router) Refresh(ctx context.Context, service string) error {
 	list, err := b.ListTools(ctx)
 	r.deps.Metrics.ServiceUp(service, err == nil)
 	if err != nil {
+		if serviceGone(err) {
+			// Not restarting or slow: not running at all (a profile
+			// switched off). Its tools leave every list until it runs
+			// again; calls answer that it is not running.
+			r.install(service, nil)
+		}
 		r.tried1(service)
 		return err
 	}

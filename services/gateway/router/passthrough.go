@@ -26,6 +26,7 @@ func (r *Router) forwardRaw(ctx context.Context, c *call, b rawCaller) (*mcp.Cal
 	defer cancel()
 	raw, err := b.CallRaw(ctx, c.e.upstream.Name, c.canonical, true)
 	if err != nil {
+		r.noticeFailure(c.e.service, err)
 		return errorResult(err), string(toolerr.CodeOf(err))
 	}
 	if p, ok := passthrough(raw, r.cfg.MaxResultBytes); ok {

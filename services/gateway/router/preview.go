@@ -37,6 +37,7 @@ func (r *Router) previewed(ctx context.Context, c *call) (previewResult, *mcp.Ca
 		defer cancel()
 		raw, err := rc.CallRaw(ctx, c.e.upstream.Name, c.canonical, false)
 		if err != nil {
+			r.noticeFailure(c.e.service, err)
 			return previewResult{}, errorResult(err), string(toolerr.CodeOf(err))
 		}
 		if p, ok := plainPreview(raw, r.cfg.MaxResultBytes); ok {

@@ -100,6 +100,8 @@ type Router struct {
 	visEntries atomic.Int64
 
 	down sync.Map // service -> struct{}: unavailable at the last refresh
+	// stale asks Run to read a service's tools again now (noticeFailure).
+	stale chan string
 
 	// loaded is closed once every service has been asked for its tools at
 	// least once (answered or not). Until then a client reconnecting after
@@ -159,6 +161,7 @@ func New(cfg Config, deps Deps) (*Router, error) {
 		tools:    map[string][]*entry{}, byName: map[string]*entry{},
 		instr:  map[string]string{},
 		loaded: make(chan struct{}), tried: map[string]bool{},
+		stale: make(chan string, 8),
 	}
 	for _, b := range deps.Backends {
 		if _, dup := r.backends[b.Name()]; dup {
