@@ -326,7 +326,7 @@ func (r *Relay) tool(u UpstreamTool, n Name, name string, schema json.RawMessage
 	if desc == "" {
 		desc = "Home Assistant tool " + u.Name + "."
 	}
-	t := toolkit.Tool{Name: name, Title: u.Name, Description: desc, Schema: schema}
+	t := toolkit.Tool{Name: name, Description: desc, Schema: schema}
 	if hacsReads[u.Name] || n.Kind == Read {
 		t.Annotations = toolkit.Annotations{ReadOnly: true, Idempotent: true}
 		t.Read = func(ctx context.Context, args toolkit.Args) (any, error) {

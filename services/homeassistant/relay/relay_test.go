@@ -290,8 +290,8 @@ func TestRequireAdminIsNamedWhenTheMCPServerRefusesAValidToken(t *testing.T) {
 
 // Every tool of HA's MCP server appears under an ha_ name with its schema
 // made strict, by its legacy name whatever HA calls it (intent__HassTurnOn
-// is ha_HassTurnOn), the upstream name as its title; known reads are
-// reads, everything else a write.
+// is ha_HassTurnOn; a preview names HA's own tool); known reads are reads,
+// everything else a write.
 func TestRelayedToolList(t *testing.T) {
 	eachNaming(t, func(t *testing.T, names fakehass.ToolNames) {
 		h := newHome(t, names, nil)
@@ -299,17 +299,24 @@ func TestRelayedToolList(t *testing.T) {
 		tools := listed(t, s)
 		want := []string{"ha_GetDateTime", "ha_GetLiveContext", "ha_HassClimateSetTemperature", "ha_HassLightSet", "ha_HassMediaPause",
 			"ha_HassMediaUnpause", "ha_HassSetPosition", "ha_HassTurnOff", "ha_HassTurnOn", "ha_good_night", "ha_todo_get_items"}
-		title := map[string]string{"ha_HassTurnOn": "HassTurnOn", "ha_GetLiveContext": "GetLiveContext", "ha_todo_get_items": "todo_get_items", "ha_good_night": "good_night"}
+		upstreamOf := map[string]string{"ha_HassTurnOn": "HassTurnOn", "ha_GetLiveContext": "GetLiveContext", "ha_todo_get_items": "todo_get_items", "ha_good_night": "good_night"}
 		if names == fakehass.PrefixedNames {
 			// 2026.9 added intents; the demo exposes locks and covers.
 			want = append(want, "ha_HassClose", "ha_HassLock", "ha_HassOpen", "ha_HassUnlock")
-			title = map[string]string{"ha_HassTurnOn": "intent__HassTurnOn", "ha_GetLiveContext": "homeassistant__GetLiveContext",
+			upstreamOf = map[string]string{"ha_HassTurnOn": "intent__HassTurnOn", "ha_GetLiveContext": "homeassistant__GetLiveContext",
 				"ha_todo_get_items": "todo__get_items", "ha_good_night": "script__good_night", "ha_HassUnlock": "intent__HassUnlock"}
 		}
 		slices.Sort(want)
-		for name, upstream := range title {
-			if got := tools[name].Annotations.Title; got != upstream {
-				t.Errorf("%s: title %q, want %q", name, got, upstream)
+		for name, upstream := range upstreamOf {
+			if _, ok := tools[name]; !ok {
+				t.Errorf("%s (%s) is not relayed", name, upstream)
+				continue
+			}
+			if read := name == "ha_GetLiveContext" || name == "ha_todo_get_items"; read {
+				continue
+			}
+			if _, preview := previewFacts(t, s, name, map[string]any{}); preview["tool"] != upstream {
+				t.Errorf("%s: preview names %v, want %q", name, preview["tool"], upstream)
 			}
 		}
 		var got []string
