@@ -155,11 +155,9 @@ func pyStrings(s string) ([]string, bool) {
 	}
 }
 
-// folder is HA's str.casefold.
-var folder = cases.Fold()
-
-// norm is HA's _normalize_name: strip and casefold.
-func norm(s string) string { return folder.String(strings.TrimSpace(s)) }
+// norm is HA's _normalize_name: strip and casefold. (A Caser may keep
+// state, so each call takes its own: previews run concurrently.)
+func norm(s string) string { return cases.Fold().String(strings.TrimSpace(s)) }
 
 // joinedMatch reports whether s is one of the names HA joined with ", "
 // into joined (a name that itself holds ", " is found too).
