@@ -370,6 +370,19 @@ human_reasons contains "the preview could not tell everything the write would to
 	input.preview.facts.unresolved == true
 }
 
+# A tool the service cannot tell the effect of (Home Assistant: a tool its
+# MCP server offers that toolgate does not know, kind "unknown") needs a
+# person until an operator, having looked at it, lists it in the
+# service's reviewed_tools; facts about what it would touch (a lock)
+# still count then.
+human_reasons contains sprintf("the service does not know what %q does", [tool]) if {
+	is_write
+	input.preview.facts.kind in facts_config.human_kinds
+	not reviewed_tool
+}
+
+reviewed_tool if input.tool in facts_config.reviewed_tools
+
 human_reasons contains sprintf("a write of %q must report what it touches and its preview did not", [service]) if {
 	is_write
 	preview_stage

@@ -289,6 +289,28 @@ test_facts_unresolved_needs_a_person if {
 	authz.decision == confirm("human", "the preview could not tell everything the write would touch") with input as facts_call("ha_HassTurnOn", f)
 }
 
+# A tool the service does not know (Home Assistant: a tool its MCP server
+# offers under a name toolgate does not know) needs a person until an
+# operator lists it as reviewed; what its facts show still counts then.
+test_facts_unknown_tool_needs_a_person_until_reviewed if {
+	unknown := {"kind": "unknown", "domains": [], "device_classes": [], "unresolved": false, "opaque": true}
+	authz.decision == confirm("human", `the service does not know what "ha_evil__HassTurnOn" does`) with input as facts_call("ha_evil__HassTurnOn", unknown)
+
+	# Listed in reviewed_tools: at least the user's confirmation.
+	reviewed := {"toolgate": {"preview_facts": {"services": {"homeassistant": object.union(
+		data.data.toolgate.preview_facts.services.homeassistant,
+		{"reviewed_tools": ["ha_fancy__do_thing"]},
+	)}}}}
+	authz.decision == confirm("model", "write needs confirmation") with input as facts_call("ha_fancy__do_thing", unknown)
+		with data.data as object.union(data.data, reviewed)
+	locked := object.union(unknown, {"domains": ["lock"]})
+	authz.decision.approval == "human" with input as facts_call("ha_fancy__do_thing", locked)
+		with data.data as object.union(data.data, reviewed)
+
+	# Known kinds are unaffected.
+	authz.decision == allow("low-risk write allowed without a ticket") with input as facts_call("ha_HassTurnOn", ha_facts(["light"], []))
+}
+
 test_facts_required_but_missing_needs_a_person if {
 	r := `a write of "homeassistant" must report what it touches and its preview did not`
 	authz.decision == confirm("human", r) with input as facts_call("ha_HassTurnOn", null)

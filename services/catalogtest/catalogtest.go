@@ -93,7 +93,7 @@ func All() []Service {
 // home's MCP server (the fake answers as Home Assistant's /api/mcp).
 func relayedTools(t *testing.T) []toolkit.Tool {
 	const token = "catalogtest-ha-token-0123456789"
-	fake := fakehass.New(fakehass.DemoHome(fakehass.Options{Token: token}))
+	fake := fakehass.New(fakehass.DemoHome(fakehass.Options{Token: token, ToolNames: fakehass.PrefixedNames}))
 	srv := httptest.NewServer(fake.Handler())
 	t.Cleanup(srv.Close)
 	up, err := upstream.New(upstream.Config{Name: "Home Assistant", BaseURL: srv.URL, AllowHTTP: true,

@@ -39,6 +39,7 @@ const gwHookID = "-Planted_gateway-webhook-2b7e"
 const catalogBudget = 12 << 10
 
 type stack struct {
+	relay     *relay.Relay
 	configDir string
 	fake      *fakehass.Fake
 	g         *gatewaytest.Gateway
@@ -58,11 +59,37 @@ func startStack(t *testing.T, writes bool) *stack {
 // Home Assistant's notify.<notifyService> when a ticket waits for a person.
 func startStackNotifying(t *testing.T, writes bool, notifyService string) *stack {
 	t.Helper()
+	return startStackNamed(t, writes, notifyService, fakehass.BareNames)
+}
+
+// openGarageScript is an exposed script that opens whatever cover is in
+// the garage, by area.
+const openGarageScript = `
+open_garage:
+  alias: Open the garage
+  sequence:
+    - action: cover.open_cover
+      target:
+        area_id: garage
+`
+
+// startStackNamed is startStackNotifying with HA's tools named as names
+// says.
+func startStackNamed(t *testing.T, writes bool, notifyService string, names fakehass.ToolNames) *stack {
+	t.Helper()
 	dir := t.TempDir()
 	if err := fakehass.SeedConfig(dir); err != nil {
 		t.Fatal(err)
 	}
-	o := fakehass.DemoHome(fakehass.Options{Token: gwToken, ConfigDir: dir})
+	f, err := os.OpenFile(filepath.Join(dir, "scripts.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(openGarageScript); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	o := fakehass.DemoHome(fakehass.Options{Token: gwToken, ConfigDir: dir, ToolNames: names})
 	// A careless or hostile HA echoes the token in an attribute.
 	o.Entities[0].Attributes["note"] = "token " + gwToken
 	// ... and a webhook URL.
@@ -77,6 +104,11 @@ func startStackNotifying(t *testing.T, writes bool, notifyService string) *stack
 			Attributes: map[string]any{"device_class": "water", "supported_features": 3}},
 		fakehass.Entity{ID: "cover.patio_door", Name: "Patio Door", State: "closed", Area: "outside", Exposed: true,
 			Attributes: map[string]any{"device_class": "door", "supported_features": 3}},
+		// The front door's name twin: not exposed to Assist, named as the
+		// lock's alias.
+		fakehass.Entity{ID: "light.hall_lamp", Name: "Main Door", State: "off", Area: "hallway", Exposed: false},
+		fakehass.Entity{ID: "script.open_garage", Name: "Open the garage", State: "off", Exposed: true,
+			Attributes: map[string]any{"mode": "single", "current": 0}},
 	)
 	st := &stack{fake: fakehass.New(o)}
 	srv := httptest.NewServer(st.fake.Handler())
@@ -114,6 +146,7 @@ func startStackNotifying(t *testing.T, writes bool, notifyService string) *stack
 	if err := r.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	st.relay = r
 	st.g.SetService(st.svc.Handler())
 	st.g.App.Router.RefreshAll(t.Context())
 	st.mc = st.g.ClientAt("openwebui", "ann@example.org", "/mcp/homeassistant")
@@ -218,16 +251,30 @@ func TestWebhookIDsNeverLeaveThroughTheGateway(t *testing.T) {
 // operated without a person's approval, however the call addresses it.
 // Until a person approves, a confirm changes nothing.
 func TestALockNeedsAPersonHoweverItIsAddressed(t *testing.T) {
-	st := startStack(t, true)
-	cases := []struct {
-		name   string
-		tool   string
-		args   map[string]any
-		entity string
-		reason string
-	}{
+	for _, names := range fakehass.Schemes {
+		t.Run(names.String(), func(t *testing.T) { lockNeedsAPerson(t, names) })
+	}
+}
+
+type lockCase struct {
+	name   string
+	tool   string
+	args   map[string]any
+	entity string
+	reason string
+}
+
+func lockNeedsAPerson(t *testing.T, names fakehass.ToolNames) {
+	st := startStackNamed(t, true, "", names)
+	cases := []lockCase{
 		{"by name", "ha_HassTurnOff", map[string]any{"name": "Front Door"}, "lock.front_door", "would operate a lock"},
-		{"by alias", "ha_HassTurnOff", map[string]any{"name": "Main Door"}, "lock.front_door", "could not tell"},
+		{"by alias", "ha_HassTurnOff", map[string]any{"name": "Main Door"}, "lock.front_door", "would operate a lock"},
+		{"by the alias an unexposed light is named", "ha_HassTurnOff", map[string]any{"name": " main DOOR "}, "lock.front_door", "would operate a lock"},
+		{"a script turned on by name", "ha_HassTurnOn", map[string]any{"name": "Good night"}, "lock.front_door", "would operate a lock"},
+		{"a script turned on by entity id", "ha_HassTurnOn", map[string]any{"name": "script.good_night"}, "lock.front_door", "would operate a lock"},
+		{"every exposed script turned on", "ha_HassTurnOn", map[string]any{"domain": []any{"script"}}, "lock.front_door", "would operate a lock"},
+		{"a script opening the garage by area", "ha_open_garage", map[string]any{}, "cover.garage_door", "cover.garage"},
+		{"the same script through an intent", "ha_HassTurnOn", map[string]any{"name": "Open the garage"}, "cover.garage_door", "cover.garage"},
 		{"by area", "ha_HassTurnOff", map[string]any{"area": "Hallway"}, "lock.front_door", "would operate a lock"},
 		{"HassTurnOn with domain lock", "ha_HassTurnOn", map[string]any{"floor": "Ground Floor", "domain": []any{"lock"}}, "lock.front_door", "would operate a lock"},
 		{"alarm panel by area", "ha_HassTurnOff", map[string]any{"area": "hallway", "domain": []any{"alarm_control_panel"}}, "alarm_control_panel.home_alarm", "alarm_control_panel"},
@@ -241,6 +288,13 @@ func TestALockNeedsAPersonHoweverItIsAddressed(t *testing.T) {
 		{"water main by name", "ha_HassTurnOff", map[string]any{"name": "Water Main"}, "valve.water_main", "would operate a valve"},
 		{"water main by position", "ha_HassSetPosition", map[string]any{"name": "Water Main", "position": 0}, "valve.water_main", "would operate a valve"},
 		{"door cover by device class", "ha_HassTurnOff", map[string]any{"device_class": []any{"door"}}, "cover.patio_door", "cover.door"},
+	}
+	if names == fakehass.PrefixedNames {
+		cases = append(cases,
+			lockCase{"HassUnlock (2026.9)", "ha_HassUnlock", map[string]any{"name": "Front door"}, "lock.front_door", `"ha_HassUnlock" needs human approval`},
+			lockCase{"HassOpen on a lock (2026.9)", "ha_HassOpen", map[string]any{"name": "Main Door"}, "lock.front_door", "would operate a lock"},
+			lockCase{"HassOpen on the garage (2026.9)", "ha_HassOpen", map[string]any{"area": "Garage"}, "cover.garage_door", "cover.garage"},
+		)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -332,6 +386,36 @@ func notifications(f *fakehass.Fake) []fakehass.ServiceCall {
 		}
 	}
 	return out
+}
+
+// A tool Home Assistant offers that toolgate does not know — a custom
+// integration's, or one wearing an intent's name behind a foreign
+// namespace — needs a person, whatever its arguments name.
+func TestAnUnknownHomeAssistantToolNeedsAPerson(t *testing.T) {
+	st := startStackNamed(t, true, "", fakehass.PrefixedNames)
+	for _, n := range []string{"fancy__do_thing", "evil__HassTurnOn"} {
+		st.fake.AnswerTool(n, `{"success": true}`)
+	}
+	st.fake.EditTools(func(list []map[string]any) []map[string]any {
+		for _, n := range []string{"fancy__do_thing", "evil__HassTurnOn"} {
+			list = append(list, map[string]any{"name": n, "description": "A custom tool", "inputSchema": json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+		}
+		return list
+	})
+	if err := st.relay.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st.g.App.Router.RefreshAll(t.Context())
+	for _, tool := range []string{"ha_fancy__do_thing", "ha_evil__HassTurnOn"} {
+		res, isErr := st.call(t, tool, map[string]any{"name": "Bedroom Light"})
+		if isErr || res["status"] != "confirmation_required" || res["approval"] != "human" ||
+			!strings.Contains(res["reason"].(string), "does not know what") {
+			t.Errorf("%s: %v", tool, res)
+		}
+	}
+	if calls := st.fake.Calls(); len(calls) != 0 {
+		t.Fatalf("called: %v", calls)
+	}
 }
 
 // Lights and media players stay low-risk: applied without a ticket. A

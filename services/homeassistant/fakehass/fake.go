@@ -32,8 +32,36 @@ import (
 // Port is Home Assistant's default port.
 const Port = 8123
 
-// Version is the release the fake claims to be.
+// Version is the release the fake claims to be with bare tool names.
 const Version = "2025.12.1"
+
+// PrefixedVersion is the release it claims to be with prefixed tool names
+// (and the MCP server's require_admin option).
+const PrefixedVersion = "2026.10.1"
+
+// ToolNames is how the MCP server names its tools: the release switch of
+// the fake's Assist API.
+type ToolNames int
+
+const (
+	// BareNames: HassTurnOn, GetLiveContext, todo_get_items, good_night
+	// (Home Assistant up to 2026.8).
+	BareNames ToolNames = iota
+	// PrefixedNames: intent__HassTurnOn, homeassistant__GetLiveContext,
+	// todo__get_items, script__good_night and the intents HassLock,
+	// HassUnlock, HassOpen, HassClose and HassPress (2026.9 and later).
+	PrefixedNames
+)
+
+// Schemes are both naming schemes, for tests that run against each.
+var Schemes = []ToolNames{BareNames, PrefixedNames}
+
+func (n ToolNames) String() string {
+	if n == PrefixedNames {
+		return "prefixed (2026.9+)"
+	}
+	return "bare (up to 2026.8)"
+}
 
 // Options configure a Fake.
 type Options struct {
@@ -49,7 +77,15 @@ type Options struct {
 	// NotAdmin makes the token a non-administrator's: admin-only
 	// endpoints (check_config, template) answer 401 as HA does.
 	NotAdmin bool
-	Now      func() time.Time
+	// Devices are the devices entities may belong to.
+	Devices []Device
+	// ToolNames is the naming scheme of the MCP server's tools.
+	ToolNames ToolNames
+	// MCPRequireAdmin is the MCP server's "Require an administrator
+	// account" option (require_admin): with NotAdmin, /api/mcp answers
+	// 401 while the REST API still takes the token.
+	MCPRequireAdmin bool
+	Now             func() time.Time
 }
 
 // ServiceCall is one service call the fake received.
@@ -68,6 +104,7 @@ type Fake struct {
 	order      []string
 	areas      map[string]*Area
 	floors     map[string]*Floor
+	devices    map[string]*Device
 	changes    []change
 	calls      []ServiceCall
 	checkFail  string
@@ -83,7 +120,11 @@ func New(o Options) *Fake {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	f := &Fake{opts: o, now: o.Now, entities: map[string]*Entity{}, areas: map[string]*Area{}, floors: map[string]*Floor{}, reloadFail: map[string]bool{}}
+	f := &Fake{opts: o, now: o.Now, entities: map[string]*Entity{}, areas: map[string]*Area{}, floors: map[string]*Floor{},
+		devices: map[string]*Device{}, reloadFail: map[string]bool{}}
+	for _, d := range o.Devices {
+		f.devices[d.ID] = &d
+	}
 	for _, fl := range o.Floors {
 		f.floors[fl.ID] = &fl
 	}
@@ -187,7 +228,11 @@ func (f *Fake) Handler() http.Handler {
 	mux.HandleFunc("POST /api/services/{domain}/{service}", f.service)
 	mux.HandleFunc("POST /api/template", f.admin(f.template))
 	mux.HandleFunc("GET /api/config/script/config/{key}", f.admin(f.scriptConfig))
-	mux.HandleFunc("POST /api/mcp", f.mcp)
+	if f.opts.MCPRequireAdmin {
+		mux.HandleFunc("POST /api/mcp", f.admin(f.mcp))
+	} else {
+		mux.HandleFunc("POST /api/mcp", f.mcp)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "404: Not Found", http.StatusNotFound)
 	})
@@ -251,10 +296,17 @@ func (f *Fake) config(w http.ResponseWriter, _ *http.Request) {
 		},
 		"location_name": "Demo Home", "time_zone": "Europe/Amsterdam", "components": comps,
 		"config_dir": "/config", "allowlist_external_dirs": []string{"/config/www", "/media"},
-		"allowlist_external_urls": []string{}, "version": Version, "config_source": "storage",
+		"allowlist_external_urls": []string{}, "version": f.version(), "config_source": "storage",
 		"recovery_mode": false, "state": "RUNNING", "external_url": nil, "internal_url": nil,
 		"currency": "EUR", "country": "NL", "language": "en", "safe_mode": false, "debug": false, "radius": 100,
 	})
+}
+
+func (f *Fake) version() string {
+	if f.opts.ToolNames == PrefixedNames {
+		return PrefixedVersion
+	}
+	return Version
 }
 
 func (f *Fake) stateJSON(e *Entity) map[string]any {
@@ -613,39 +665,88 @@ func nextState(e *Entity, domain, svc string) (string, bool) {
 	return "", false
 }
 
-// template renders the one template the service sends (the area map);
-// anything else fails as a template HA cannot render.
+// template renders the templates the service sends (the area map, the
+// device and label expansion); anything else fails as a template HA
+// cannot render.
 func (f *Fake) template(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Template string `json:"template"`
+		Template  string         `json:"template"`
+		Variables map[string]any `json:"variables"`
 	}
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
 		message(w, http.StatusBadRequest, "Error rendering template: invalid JSON")
 		return
 	}
-	if req.Template != hass.AreaMapTemplate {
-		message(w, http.StatusBadRequest, "Error rendering template: TemplateSyntaxError: the fake renders only the area map")
-		return
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var b strings.Builder
-	for _, id := range f.order {
-		e := f.entities[id]
-		a, ok := f.areas[e.Area]
-		if !ok {
-			continue
+	switch req.Template {
+	case hass.AreaMapTemplate:
+		for _, id := range f.order {
+			e := f.entities[id]
+			a, ok := f.areas[f.areaOf(e)]
+			if !ok {
+				continue
+			}
+			row := []any{id, a.ID, a.Name, nil, nil}
+			if fl := f.floorOf(a.ID); fl != nil {
+				row[3], row[4] = fl.ID, fl.Name
+			}
+			line, _ := json.Marshal(row)
+			b.WriteString("\n")
+			b.Write(line)
 		}
-		row := []any{id, a.ID, a.Name, nil, nil}
-		if fl := f.floorOf(a.ID); fl != nil {
-			row[3], row[4] = fl.ID, fl.Name
+	case hass.ExpandTemplate:
+		for _, d := range entityIDs(req.Variables["devices"]) {
+			line, _ := json.Marshal([]any{"device", d, f.deviceEntities(d)})
+			b.WriteString("\n")
+			b.Write(line)
 		}
-		line, _ := json.Marshal(row)
-		b.WriteString("\n")
-		b.Write(line)
+		for _, l := range entityIDs(req.Variables["labels"]) {
+			var own, viaDevices, areas []string
+			for _, id := range f.order {
+				if slices.Contains(f.entities[id].Labels, l) {
+					own = append(own, id)
+				}
+			}
+			for _, d := range slices.Sorted(maps.Keys(f.devices)) {
+				if slices.Contains(f.devices[d].Labels, l) {
+					viaDevices = append(viaDevices, f.deviceEntities(d)...)
+				}
+			}
+			for _, a := range slices.Sorted(maps.Keys(f.areas)) {
+				if slices.Contains(f.areas[a].Labels, l) {
+					areas = append(areas, a)
+				}
+			}
+			line, _ := json.Marshal([]any{"label", l, nonNil(own), nonNil(viaDevices), nonNil(areas)})
+			b.WriteString("\n")
+			b.Write(line)
+		}
+	default:
+		message(w, http.StatusBadRequest, "Error rendering template: TemplateSyntaxError: the fake renders only the service's templates")
+		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = io.WriteString(w, b.String())
+}
+
+// deviceEntities are a device's entities (device_entities).
+func (f *Fake) deviceEntities(id string) []string {
+	out := []string{}
+	for _, eid := range f.order {
+		if f.entities[eid].Device == id {
+			out = append(out, eid)
+		}
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // Rename changes an entity's friendly name (a user renaming a device).

@@ -211,14 +211,36 @@ func callText(t *testing.T, srv *httptest.Server, name string, args map[string]a
 
 // Intents match targets as HA does (name, alias, area, floor, domain,
 // device class; exposed entities only) and perform the domain's service:
-// HassTurnOn locks a lock and opens a cover.
+// HassTurnOn locks a lock and opens a cover. The tools are named bare or,
+// as from 2026.9, <integration>__<tool>.
 func TestMCPIntents(t *testing.T) {
-	f, srv := start(t, nil)
-	names := strings.Join(toolNames(t, srv), ",")
-	for _, want := range []string{"HassTurnOn", "HassLightSet", "GetLiveContext", "GetDateTime", "todo_get_items", "good_night"} {
-		if !strings.Contains(names, want) {
-			t.Errorf("tools/list lacks %s: %s", want, names)
+	for _, scheme := range Schemes {
+		t.Run(scheme.String(), func(t *testing.T) { mcpIntents(t, scheme) })
+	}
+}
+
+func mcpIntents(t *testing.T, scheme ToolNames) {
+	f, srv := start(t, func(o *Options) { o.ToolNames = scheme })
+	n := func(owner, base string) string {
+		if scheme == PrefixedNames {
+			return owner + "__" + base
 		}
+		return base
+	}
+	names := strings.Join(toolNames(t, srv), ",")
+	want := []string{n("intent", "HassTurnOn"), n("light", "HassLightSet"), n("homeassistant", "GetLiveContext"), n("llm", "GetDateTime"), n("script", "good_night")}
+	if scheme == PrefixedNames {
+		want = append(want, "todo__get_items", "intent__HassUnlock", "intent__HassLock", "intent__HassOpen")
+	} else {
+		want = append(want, "todo_get_items")
+	}
+	for _, w := range want {
+		if !strings.Contains(","+names+",", ","+w+",") {
+			t.Errorf("tools/list lacks %s: %s", w, names)
+		}
+	}
+	if scheme == BareNames && strings.Contains(names, "HassUnlock") {
+		t.Error("a bare-named release offers 2026.9's intents")
 	}
 	if strings.Contains(names, "movie_mode") {
 		t.Error("an unexposed script is a tool")
@@ -228,30 +250,105 @@ func TestMCPIntents(t *testing.T) {
 		t.Error("exposing a script added no tool")
 	}
 
-	text, isErr := callText(t, srv, "HassTurnOff", map[string]any{"name": "main door"})
+	text, isErr := callText(t, srv, n("intent", "HassTurnOff"), map[string]any{"name": "main door"})
 	if isErr || !strings.Contains(text, `"id":"lock.front_door"`) || f.StateOf("lock.front_door") != "unlocked" {
 		t.Fatalf("unlock by alias: %s (%v) state %s", text, isErr, f.StateOf("lock.front_door"))
 	}
-	if text, isErr = callText(t, srv, "HassTurnOn", map[string]any{"area": "hallway", "domain": []any{"lock"}}); isErr || f.StateOf("lock.front_door") != "locked" {
+	if text, isErr = callText(t, srv, n("intent", "HassTurnOn"), map[string]any{"area": "hallway", "domain": []any{"lock"}}); isErr || f.StateOf("lock.front_door") != "locked" {
 		t.Fatalf("lock by area and domain: %s", text)
 	}
-	if text, isErr = callText(t, srv, "HassTurnOn", map[string]any{"floor": "downstairs", "device_class": []any{"garage"}}); isErr || f.StateOf("cover.garage_door") != "open" {
+	if text, isErr = callText(t, srv, n("intent", "HassTurnOn"), map[string]any{"floor": "downstairs", "device_class": []any{"garage"}}); isErr || f.StateOf("cover.garage_door") != "open" {
 		t.Fatalf("open by floor alias and device class: %s", text)
 	}
-	if text, isErr = callText(t, srv, "HassTurnOn", map[string]any{"name": "Living Room Humidity"}); !isErr || !strings.HasPrefix(text, "Error calling tool:") {
+	if text, isErr = callText(t, srv, n("intent", "HassTurnOn"), map[string]any{"name": "Living Room Humidity"}); !isErr || !strings.HasPrefix(text, "Error calling tool:") {
 		t.Fatalf("unexposed entity: %s", text)
 	}
-	if text, isErr = callText(t, srv, "HassTurnOn", map[string]any{"domain": []any{"light"}}); !isErr || !strings.Contains(text, "invalid slot info") {
+	if text, isErr = callText(t, srv, n("intent", "HassTurnOn"), map[string]any{"domain": []any{"light"}}); !isErr || !strings.Contains(text, "invalid slot info") {
 		t.Fatalf("no name, area or floor: %s", text)
 	}
 	if text, isErr = callText(t, srv, "HassNope", nil); !isErr || !strings.Contains(text, "not found") {
 		t.Fatalf("unknown tool: %s", text)
 	}
-	text, isErr = callText(t, srv, "GetLiveContext", map[string]any{"domain": "lock"})
+	if scheme == PrefixedNames {
+		if text, isErr = callText(t, srv, "HassTurnOn", map[string]any{"name": "Front Door"}); !isErr || !strings.Contains(text, "not found") {
+			t.Fatalf("a bare name on a prefixed release: %s", text)
+		}
+		if text, isErr = callText(t, srv, "intent__HassUnlock", map[string]any{"name": "Front door"}); isErr || f.StateOf("lock.front_door") != "unlocked" {
+			t.Fatalf("HassUnlock: %s", text)
+		}
+	}
+	text, isErr = callText(t, srv, n("homeassistant", "GetLiveContext"), map[string]any{"domain": "lock"})
 	if isErr || !strings.Contains(text, `names: Front Door, Main Door`) || !strings.Contains(text, "areas: Hallway") {
 		t.Fatalf("live context: %s", text)
 	}
-	if text, isErr = callText(t, srv, "good_night", nil); isErr || !strings.Contains(text, `"success":true`) {
+	if text, isErr = callText(t, srv, n("script", "good_night"), nil); isErr || !strings.Contains(text, `"success":true`) {
 		t.Fatalf("script: %s", text)
+	}
+}
+
+// A script's tool carries its aliases at the end of its description, as
+// helpers/llm.py appends them.
+func TestScriptToolsNameTheirAliases(t *testing.T) {
+	_, srv := start(t, func(o *Options) {
+		for i := range o.Entities {
+			if o.Entities[i].ID == "script.good_night" {
+				o.Entities[i].Aliases = []string{"Bedtime", "Kid's night"}
+			}
+		}
+	})
+	res := rpc(t, srv, "tools/list", nil)["result"].(map[string]any)
+	for _, tl := range res["tools"].([]any) {
+		if m := tl.(map[string]any); m["name"] == "good_night" {
+			if want := `Turn off the downstairs lights and lock the front door. Aliases: ['Bedtime', "Kid's night"]`; m["description"] != want {
+				t.Fatalf("description %q", m["description"])
+			}
+			return
+		}
+	}
+	t.Fatal("no good_night tool")
+}
+
+// The MCP server's require_admin option refuses a non-administrator's
+// token with 401 while the REST API still takes it.
+func TestMCPRequireAdmin(t *testing.T) {
+	_, srv := start(t, func(o *Options) { o.NotAdmin, o.MCPRequireAdmin, o.ToolNames = true, true, PrefixedNames })
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	if a := do(t, srv, "POST", "/api/mcp", body, mcpHeaders); a.status != 401 {
+		t.Fatalf("MCP as a non-admin: HTTP %d", a.status)
+	}
+	if a := do(t, srv, "GET", "/api/", "", nil); a.status != 200 {
+		t.Fatalf("REST as a non-admin: HTTP %d", a.status)
+	}
+	if a := do(t, srv, "GET", "/api/config", "", nil); !strings.Contains(a.body, PrefixedVersion) {
+		t.Fatalf("version: %s", a.body)
+	}
+}
+
+// The expansion template answers device_entities, label_entities,
+// label_devices and label_areas as HA's template functions would, and an
+// entity without an area inherits its device's in the area map.
+func TestExpansionTemplate(t *testing.T) {
+	_, srv := start(t, func(o *Options) {
+		o.Devices = []Device{{ID: "d1", Area: "garage", Labels: []string{"outdoor"}}}
+		o.Areas[1].Labels = []string{"outdoor"} // kitchen
+		for i := range o.Entities {
+			if o.Entities[i].ID == "cover.garage_door" {
+				o.Entities[i].Area, o.Entities[i].Device = "", "d1"
+			}
+			if o.Entities[i].ID == "switch.coffee_maker" {
+				o.Entities[i].Labels = []string{"outdoor"}
+			}
+		}
+	})
+	req, _ := json.Marshal(map[string]any{"template": hass.ExpandTemplate, "variables": map[string]any{"devices": []string{"d1", "nope"}, "labels": []string{"outdoor"}}})
+	a := do(t, srv, "POST", "/api/template", string(req), nil)
+	for _, want := range []string{`["device","d1",["cover.garage_door"]]`, `["device","nope",[]]`, `["label","outdoor",["switch.coffee_maker"],["cover.garage_door"],["kitchen"]]`} {
+		if !strings.Contains(a.body, want) {
+			t.Errorf("expansion lacks %s: %s", want, a.body)
+		}
+	}
+	req, _ = json.Marshal(map[string]any{"template": hass.AreaMapTemplate})
+	if a := do(t, srv, "POST", "/api/template", string(req), nil); !strings.Contains(a.body, `["cover.garage_door","garage","Garage","ground_floor","Ground Floor"]`) {
+		t.Errorf("area map: %s", a.body)
 	}
 }

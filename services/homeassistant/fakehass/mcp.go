@@ -14,9 +14,11 @@ import (
 // The MCP endpoint follows mcp_server/http.py: stateless Streamable HTTP,
 // one JSON reply per request, 202 for notifications and responses, 400 for
 // a request that is not JSON-RPC, and the Method-not-found error for a
-// method the SDK does not know. Tools follow helpers/llm.py: one per
-// Assist intent the exposed domains allow, GetDateTime, todo_get_items,
-// one per exposed script and GetLiveContext.
+// method the SDK does not know. Tools follow helpers/llm.py and, from
+// 2026.9, each integration's llm.py: one per Assist intent the exposed
+// domains allow, GetDateTime, todo_get_items, one per exposed script
+// (its aliases appended to the description) and GetLiveContext, named
+// bare or <integration>__<tool> as Options.ToolNames says.
 
 // supportedVersions are the protocol revisions the fake's SDK speaks.
 var supportedVersions = []string{"2025-06-18", "2025-03-26", "2024-11-05"}
@@ -114,8 +116,12 @@ func target(extra string) json.RawMessage {
 // tool is offered whatever is exposed.
 type intentTool struct {
 	name, description string
-	schema            json.RawMessage
-	platforms         []string
+	// owner is the integration that names it from 2026.9 on.
+	owner string
+	// prefixedOnly: an intent 2026.9 added.
+	prefixedOnly bool
+	schema       json.RawMessage
+	platforms    []string
 	// domain and service performed on each matched entity, by domain.
 	service func(entityDomain string) (string, string, bool)
 	data    func(args map[string]any) map[string]any
@@ -150,17 +156,17 @@ func fixed(domain, svc string) func(string) (string, string, bool) {
 
 var intents = []intentTool{
 	{
-		name:        "HassTurnOn",
+		name: "HassTurnOn", owner: "intent",
 		description: "Turns on/opens/presses a device or entity. For locks, this performs a 'lock' action. Use for requests like 'turn on', 'activate', 'enable', or 'lock'.",
 		schema:      target(`,"device_class":` + onOffDevice), service: onOff(true),
 	},
 	{
-		name:        "HassTurnOff",
+		name: "HassTurnOff", owner: "intent",
 		description: "Turns off/closes a device or entity. For locks, this performs an 'unlock' action. Use for requests like 'turn off', 'deactivate', 'disable', or 'unlock'.",
 		schema:      target(`,"device_class":` + onOffDevice), service: onOff(false),
 	},
 	{
-		name: "HassLightSet", description: "Sets the brightness percentage or color of a light",
+		name: "HassLightSet", owner: "light", description: "Sets the brightness percentage or color of a light",
 		schema:    target(`,"color":` + strType + `,"temperature":{"type":"integer","minimum":0},"brightness":{"type":"integer","minimum":0,"maximum":100,"description":"The brightness percentage of the light between 0 and 100, where 0 is off and 100 is fully lit"}`),
 		platforms: []string{"light"}, domains: []string{"light"}, service: fixed("light", "turn_on"),
 		data: func(a map[string]any) map[string]any {
@@ -171,34 +177,87 @@ var intents = []intentTool{
 		},
 	},
 	{
-		name: "HassSetPosition", description: "Sets the position of a device or entity",
+		name: "HassSetPosition", owner: "intent", description: "Sets the position of a device or entity",
 		schema:    target(`,"device_class":` + coverDevice + `,"position":{"type":"integer","minimum":0,"maximum":100}`),
 		platforms: []string{"cover", "valve"}, domains: []string{"cover", "valve"}, service: fixed("cover", "set_cover_position"),
 		data: func(a map[string]any) map[string]any { return map[string]any{"position": a["position"]} },
 	},
 	{
-		name: "HassMediaPause", description: "Pauses a media player",
+		name: "HassMediaPause", owner: "media_player", description: "Pauses a media player",
 		schema:    target(`,"device_class":` + mediaDevice),
 		platforms: []string{"media_player"}, domains: []string{"media_player"}, service: fixed("media_player", "media_pause"),
 	},
 	{
-		name: "HassMediaUnpause", description: "Resumes a media player",
+		name: "HassMediaUnpause", owner: "media_player", description: "Resumes a media player",
 		schema:    target(`,"device_class":` + mediaDevice),
 		platforms: []string{"media_player"}, domains: []string{"media_player"}, service: fixed("media_player", "media_play"),
 	},
 	{
-		name: "HassClimateSetTemperature", description: "Sets the target temperature of a climate device or entity",
+		name: "HassClimateSetTemperature", owner: "climate", description: "Sets the target temperature of a climate device or entity",
 		schema:    json.RawMessage(`{"type":"object","properties":{"name":` + strType + `,"area":` + strType + `,"floor":` + strType + `,"temperature":{"type":"number"}}}`),
 		platforms: []string{"climate"}, domains: []string{"climate"}, service: fixed("climate", "set_temperature"),
 		data: func(a map[string]any) map[string]any { return map[string]any{"temperature": a["temperature"]} },
 	},
+	// The intents 2026.9 added; the issue that reported them names them
+	// intent__HassLock and so on.
+	{
+		name: "HassLock", owner: "intent", prefixedOnly: true, description: "Locks a lock",
+		schema: target(""), platforms: []string{"lock"}, domains: []string{"lock"}, service: fixed("lock", "lock"),
+	},
+	{
+		name: "HassUnlock", owner: "intent", prefixedOnly: true, description: "Unlocks a lock",
+		schema: target(""), platforms: []string{"lock"}, domains: []string{"lock"}, service: fixed("lock", "unlock"),
+	},
+	{
+		name: "HassOpen", owner: "intent", prefixedOnly: true, description: "Opens a cover, valve or lock",
+		schema: target(`,"device_class":` + coverDevice), platforms: []string{"cover", "valve", "lock"}, service: openClose(true),
+	},
+	{
+		name: "HassClose", owner: "intent", prefixedOnly: true, description: "Closes a cover or valve",
+		schema: target(`,"device_class":` + coverDevice), platforms: []string{"cover", "valve"}, service: openClose(false),
+	},
+	{
+		name: "HassPress", owner: "intent", prefixedOnly: true, description: "Presses a button",
+		schema: target(""), platforms: []string{"button", "input_button"}, domains: []string{"button", "input_button"}, service: fixed("button", "press"),
+	},
 }
 
-// Tools is the tool list the MCP server answers now (it follows what is
-// exposed, as HA's does).
-func (f *Fake) Tools() []map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func openClose(open bool) func(string) (string, string, bool) {
+	return func(d string) (string, string, bool) {
+		switch {
+		case d == "cover" && open:
+			return "cover", "open_cover", true
+		case d == "cover":
+			return "cover", "close_cover", true
+		case d == "lock" && open:
+			return "lock", "open", true
+		case d == "valve" && open:
+			return "valve", "open_valve", true
+		case d == "valve":
+			return "valve", "close_valve", true
+		}
+		return "", "", false
+	}
+}
+
+// fakeTool is one tool of the list: the name it is listed and called by,
+// and what it is.
+type fakeTool struct {
+	name, base, description string
+	schema                  json.RawMessage
+}
+
+// named is a tool's name in the fake's scheme: bare, or owner__base.
+func (f *Fake) named(owner, base string) string {
+	if f.opts.ToolNames == PrefixedNames {
+		return owner + "__" + base
+	}
+	return base
+}
+
+// toolList is the tool list the MCP server answers now (it follows what
+// is exposed, as HA's does); f.mu is held.
+func (f *Fake) toolList() []fakeTool {
 	exposed := map[string]bool{}
 	var scripts, todos []*Entity
 	for _, id := range f.order {
@@ -214,45 +273,97 @@ func (f *Fake) Tools() []map[string]any {
 			todos = append(todos, e)
 		}
 	}
-	var out []map[string]any
+	var out []fakeTool
 	for _, it := range intents {
 		if it.platforms != nil && !slices.ContainsFunc(it.platforms, func(p string) bool { return exposed[p] }) {
 			continue
 		}
-		out = append(out, map[string]any{"name": it.name, "description": it.description, "inputSchema": it.schema})
+		if it.prefixedOnly && f.opts.ToolNames != PrefixedNames {
+			continue
+		}
+		out = append(out, fakeTool{name: f.named(it.owner, it.name), base: it.name, description: it.description, schema: it.schema})
 	}
-	out = append(out, map[string]any{"name": "GetDateTime", "description": "Provides the current date and time.", "inputSchema": json.RawMessage(`{"type":"object","properties":{}}`)})
+	out = append(out, fakeTool{name: f.named("llm", "GetDateTime"), base: "GetDateTime", description: "Provides the current date and time.", schema: json.RawMessage(`{"type":"object","properties":{}}`)})
 	if len(todos) > 0 {
 		names := make([]string, 0, len(todos))
 		for _, t := range todos {
 			names = append(names, t.Name)
 		}
 		enum, _ := json.Marshal(names)
-		out = append(out, map[string]any{
-			"name":        "todo_get_items",
-			"description": "Query a to-do list to find out what items are on it. Use this to answer questions like 'What's on my task list?' or 'Read my grocery list'. Filters items by status (needs_action, completed, all).",
-			"inputSchema": json.RawMessage(`{"type":"object","properties":{"todo_list":{"type":"string","enum":` + string(enum) + `},"status":{"type":"string","enum":["needs_action","completed","all"],"description":"Filter returned items by status, by default returns incomplete items","default":"needs_action"}}}`),
+		name := "todo_get_items"
+		if f.opts.ToolNames == PrefixedNames {
+			name = "todo__get_items"
+		}
+		out = append(out, fakeTool{
+			name: name, base: "todo_get_items",
+			description: "Query a to-do list to find out what items are on it. Use this to answer questions like 'What's on my task list?' or 'Read my grocery list'. Filters items by status (needs_action, completed, all).",
+			schema:      json.RawMessage(`{"type":"object","properties":{"todo_list":{"type":"string","enum":` + string(enum) + `},"status":{"type":"string","enum":["needs_action","completed","all"],"description":"Filter returned items by status, by default returns incomplete items","default":"needs_action"}}}`),
 		})
 	}
 	for _, s := range scripts {
 		_, obj, _ := strings.Cut(s.ID, ".")
+		if obj[0] >= '0' && obj[0] <= '9' {
+			obj = "_" + obj
+		}
 		desc, _ := s.Attributes["description"].(string)
-		out = append(out, map[string]any{"name": obj, "description": desc, "inputSchema": json.RawMessage(`{"type":"object","properties":{}}`)})
+		out = append(out, fakeTool{name: f.named("script", obj), base: "script." + obj, description: withAliases(desc, s.Aliases),
+			schema: json.RawMessage(`{"type":"object","properties":{}}`)})
 	}
 	if len(exposed) > 0 {
-		out = append(out, map[string]any{
-			"name": "GetLiveContext",
-			"description": "Provides real-time information about the CURRENT state, value, or mode of devices, sensors, entities, or areas. " +
+		out = append(out, fakeTool{
+			name: f.named("homeassistant", "GetLiveContext"), base: "GetLiveContext",
+			description: "Provides real-time information about the CURRENT state, value, or mode of devices, sensors, entities, or areas. " +
 				"Use this tool for: 1. Answering questions about current conditions (e.g., 'Is the light on?'). 2. As the first step in conditional actions " +
 				"(e.g., 'If the weather is rainy, turn off sprinklers' requires checking the weather first). You may filter for devices by name, domain, and area, " +
 				"including combining those filters. Prefer filtering by domain when searching for multiple devices of the same type.",
-			"inputSchema": json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"Filter entities by name or alias (case-insensitive)."},"domain":{"anyOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"description":"Filter entities by domain (e.g. 'light', 'sensor'). Accepts a single domain or a list."},"area":{"type":"string","description":"Filter entities by area name or alias (case-insensitive)."}}}`),
+			schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"Filter entities by name or alias (case-insensitive)."},"domain":{"anyOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"description":"Filter entities by domain (e.g. 'light', 'sensor'). Accepts a single domain or a list."},"area":{"type":"string","description":"Filter entities by area name or alias (case-insensitive)."}}}`),
 		})
+	}
+	return out
+}
+
+// withAliases appends a script's aliases to its tool's description as
+// helpers/llm.py _get_cached_action_parameters does: ". Aliases: " and the
+// Python repr of the list.
+func withAliases(desc string, aliases []string) string {
+	if len(aliases) == 0 {
+		return desc
+	}
+	quoted := make([]string, len(aliases))
+	for i, a := range aliases {
+		if strings.Contains(a, "'") && !strings.Contains(a, `"`) {
+			quoted[i] = `"` + a + `"`
+		} else {
+			quoted[i] = "'" + strings.ReplaceAll(a, "'", `\'`) + "'"
+		}
+	}
+	list := "[" + strings.Join(quoted, ", ") + "]"
+	if desc == "" {
+		return "Aliases: " + list
+	}
+	return desc + ". Aliases: " + list
+}
+
+// Tools is the tool list the MCP server answers now.
+func (f *Fake) Tools() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []map[string]any
+	for _, t := range f.toolList() {
+		out = append(out, map[string]any{"name": t.name, "description": t.description, "inputSchema": t.schema})
 	}
 	if f.mcpTools != nil {
 		out = f.mcpTools(out)
 	}
 	return out
+}
+
+// LiveContext is what GetLiveContext answers without a filter: the Assist
+// view of the exposed entities.
+func (f *Fake) LiveContext() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.liveContext(nil)
 }
 
 // EditTools lets a test change what tools/list answers (a release that
@@ -298,7 +409,13 @@ func (f *Fake) callTool(name string, args map[string]any) (string, bool) {
 	if text, ok := f.answers[name]; ok {
 		return text, false
 	}
-	switch name {
+	base := ""
+	for _, t := range f.toolList() {
+		if t.name == name {
+			base = t.base
+		}
+	}
+	switch base {
 	case "GetDateTime":
 		now := f.now()
 		return toJSON(map[string]any{"success": true, "result": map[string]any{
@@ -312,16 +429,23 @@ func (f *Fake) callTool(name string, args map[string]any) (string, bool) {
 		}}), false
 	}
 	for _, it := range intents {
-		if it.name == name {
+		if it.name == base {
 			return f.runIntent(it, args)
 		}
 	}
-	// A script tool: ActionTool calls script.<object_id> and answers
-	// {"success": true, "result": <service response>}.
-	e := f.entities["script."+name]
-	f.apply(e, "off", nil)
-	f.calls = append(f.calls, ServiceCall{Domain: "script", Service: name, Data: args})
-	return toJSON(map[string]any{"success": true, "result": map[string]any{}}), false
+	if id, ok := strings.CutPrefix(base, "script."); ok {
+		// ActionTool calls script.<object_id> and answers
+		// {"success": true, "result": <service response>}.
+		id = strings.TrimPrefix(id, "_")
+		if _, known := f.entities["script."+id]; !known {
+			id = "_" + id
+		}
+		f.apply(f.entities["script."+id], "off", nil)
+		f.calls = append(f.calls, ServiceCall{Domain: "script", Service: id, Data: args})
+		return toJSON(map[string]any{"success": true, "result": map[string]any{}}), false
+	}
+	// A tool a test listed with EditTools and did not answer.
+	return toolError("Tool %q has no answer in the fake", name)
 }
 
 func stringArg(args map[string]any, key string) (string, bool) {
@@ -432,7 +556,7 @@ func (f *Fake) liveContext(args map[string]any) string {
 			continue
 		}
 		le := liveEntity{Names: strings.Join(append([]string{e.Name}, e.Aliases...), ", "), Domain: e.domain(), State: e.State}
-		if a, ok := f.areas[e.Area]; ok {
+		if a, ok := f.areas[f.areaOf(e)]; ok {
 			le.Areas = strings.Join(append([]string{a.Name}, a.Aliases...), ", ")
 		}
 		for _, k := range liveAttributes {

@@ -17,17 +17,29 @@ type Area struct {
 	ID, Name string
 	Aliases  []string
 	Floor    string
+	Labels   []string
 }
 
-// Entity is one entity of the fake: its state, where it is, what it is
-// called and whether it is exposed to Assist (only exposed entities are
-// reachable through the MCP server, as in HA).
+// Device is a device: its entities without an area of their own are in
+// its area.
+type Device struct {
+	ID, Name string
+	Area     string
+	Labels   []string
+}
+
+// Entity is one entity of the fake: its state, where it is (its own area,
+// else its device's), what it is called, its labels and whether it is
+// exposed to Assist (only exposed entities are reachable through the MCP
+// server, as in HA).
 type Entity struct {
 	ID         string
 	Name       string
 	State      string
 	Attributes map[string]any
 	Area       string
+	Device     string
+	Labels     []string
 	Aliases    []string
 	Exposed    bool
 }
@@ -40,6 +52,17 @@ func (e *Entity) domain() string {
 func (e *Entity) deviceClass() string {
 	d, _ := e.Attributes["device_class"].(string)
 	return d
+}
+
+// areaOf is an entity's effective area: its own, else its device's.
+func (f *Fake) areaOf(e *Entity) string {
+	if e.Area != "" {
+		return e.Area
+	}
+	if d, ok := f.devices[e.Device]; ok {
+		return d.Area
+	}
+	return ""
 }
 
 // change is one recorded state change (history and logbook).
@@ -82,7 +105,7 @@ func (f *Fake) match(c constraints) ([]*Entity, string) {
 			continue
 		}
 		if c.floor != "" || c.area != "" {
-			a, ok := f.areas[e.Area]
+			a, ok := f.areas[f.areaOf(e)]
 			if !ok {
 				continue
 			}

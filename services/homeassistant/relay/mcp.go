@@ -101,6 +101,12 @@ func (m *MCP) post(ctx context.Context, method string, params any, notification,
 		return err
 	}
 	if err := resp.Err(); err != nil {
+		if resp.Status == http.StatusUnauthorized && m.restAcceptsToken(ctx) {
+			return toolerr.Wrap(toolerr.AuthFailed, err, "Home Assistant's MCP server at %s refuses this token although its REST API accepts it: "+
+				"the server's option \"Require an administrator account\" (require_admin, Home Assistant 2026.10+) is on, or it serves an LLM API other than Assist, "+
+				"and the token's user is not an administrator. Use an administrator's long-lived access token, or turn the option off "+
+				"(Settings → Devices & services → Model Context Protocol Server → Configure)", m.path)
+		}
 		return mcpStatus(err, resp.Status, m.path)
 	}
 	if notification {
@@ -135,6 +141,18 @@ func (m *MCP) post(ctx context.Context, method string, params any, notification,
 		}
 	}
 	return nil
+}
+
+// restAcceptsToken reports whether HA's REST API takes the token (GET
+// /api/ answers 200 to any valid token): a 401 of the MCP endpoint then
+// means the endpoint wants an administrator, not another token
+// (mcp_server's require_admin; HomeAssistantView turns Unauthorized into
+// 401 as it does for a bad token).
+func (m *MCP) restAcceptsToken(ctx context.Context) bool {
+	var out struct {
+		Message string `json:"message"`
+	}
+	return m.up.GetJSON(ctx, "/api/", nil, &out) == nil
 }
 
 // mcpStatus explains an HTTP failure of the MCP endpoint.

@@ -88,19 +88,19 @@ const Group = "relay"
 // upstreamName is a tool name the relay accepts from HA.
 var upstreamName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,60}$`)
 
-// Reads are the tools known to only read, of both servers; everything else
-// is a write. (HA's own annotations do not decide: a read is a read because
-// we know it is.)
-var Reads = map[string]bool{
-	// Built-in Assist API (helpers/llm.py).
-	"GetLiveContext": true, "GetDateTime": true, "GetCurrentLocation": true,
-	"calendar_get_events": true, "todo_get_items": true,
-	"HassGetState": true, "HassGetCurrentDate": true, "HassGetCurrentTime": true,
-	"HassGetWeather": true, "HassGetTemperature": true, "HassTimerStatus": true,
-	// HACS "Native MCP for Home Assistant": its read-only tools.
+// hacsReads are the read-only tools of the HACS "Native MCP for Home
+// Assistant" server. The built-in server's reads are known by their base
+// name (see ParseName); everything else is a write. (HA's own annotations
+// do not decide: a read is a read because we know it is.)
+var hacsReads = map[string]bool{
 	"ha_list_states": true, "ha_get_state": true, "ha_describe_entity": true, "ha_list_services": true,
 	"ha_search": true, "ha_render_template": true, "ha_validate_config": true, "ha_trace": true,
 	"ha_list_events": true, "ha_history": true,
+}
+
+// IsRead reports whether an upstream tool is known to only read.
+func IsRead(upstream string) bool {
+	return hacsReads[upstream] || ParseName(upstream).Kind == Read
 }
 
 // Withheld are upstream tools the relay never offers: ha_auth mints and
@@ -125,6 +125,15 @@ type Relay struct {
 	lastNames []string
 	wake      chan struct{}
 	down      bool
+	// view is what the last tool list says about HA's Assist view: the
+	// name of its GetLiveContext tool and the tools that may run scripts.
+	view assistTools
+}
+
+// assistTools are the tools a preview reads HA's Assist view from.
+type assistTools struct {
+	live    string
+	scripts []UpstreamTool
 }
 
 // New returns a relay; it offers tools once Sync has run with a service.
@@ -154,6 +163,19 @@ func (r *Relay) Sync(ctx context.Context) error {
 		r.markDown(err)
 		return err
 	}
+	var view assistTools
+	for _, u := range list {
+		n := ParseName(u.Name)
+		switch {
+		case n.Base == "GetLiveContext" && view.live == "":
+			view.live = u.Name
+		case len(n.Scripts) > 0:
+			view.scripts = append(view.scripts, u)
+		}
+	}
+	r.mu.Lock()
+	r.view = view
+	r.mu.Unlock()
 	tools, skipped := r.Tools(list)
 	for name, why := range skipped {
 		r.log.Debug("relayed tool withheld", "tool", name, "reason", why)
@@ -232,12 +254,21 @@ func (r *Relay) resync() {
 }
 
 // Tools turns an upstream list into toolkit tools, and says why others
-// were left out.
+// were left out. A known tool is offered under its legacy name whatever
+// Home Assistant calls it (ha_HassTurnOn for HassTurnOn and
+// intent__HassTurnOn alike); when two upstream tools would share a name
+// (a merged API offering HassTurnOn twice), each keeps its full name.
 func (r *Relay) Tools(list []UpstreamTool) ([]toolkit.Tool, map[string]string) {
 	skipped := map[string]string{}
-	var out []toolkit.Tool
+	type entry struct {
+		u    UpstreamTool
+		name Name
+	}
+	var entries []entry
+	count := map[string]int{}
 	seen := map[string]bool{}
 	for _, u := range list {
+		n := ParseName(u.Name)
 		switch {
 		case !upstreamName.MatchString(u.Name):
 			skipped[cut(u.Name, 60)] = "name is not letters, digits, _ and -"
@@ -245,29 +276,42 @@ func (r *Relay) Tools(list []UpstreamTool) ([]toolkit.Tool, map[string]string) {
 		case Withheld[u.Name]:
 			skipped[u.Name] = "never relayed"
 			continue
-		case r.set.Only != nil && !r.set.Only[u.Name]:
+		case r.set.Only != nil && !r.set.Only[u.Name] && !(n.Base != "" && r.set.Only[n.Base]) && !r.set.Only[strings.TrimPrefix(n.Offered(), "ha_")]:
 			skipped[u.Name] = "not in " + EnvTools
 			continue
-		}
-		name := OfferedName(u.Name)
-		if seen[name] {
+		case seen[u.Name]:
 			skipped[u.Name] = "listed twice"
 			continue
 		}
-		schema, err := Schema(u.InputSchema)
-		if err != nil {
-			skipped[u.Name] = err.Error()
+		seen[u.Name] = true
+		entries = append(entries, entry{u, n})
+		count[n.Offered()]++
+	}
+	var out []toolkit.Tool
+	offered := map[string]bool{}
+	for _, e := range entries {
+		name := e.name.Offered()
+		if count[name] > 1 {
+			name = OfferedName(e.u.Name)
+		}
+		if offered[name] {
+			skipped[e.u.Name] = "its name is taken by another tool"
 			continue
 		}
-		seen[name] = true
-		out = append(out, r.tool(u, name, schema))
+		schema, err := Schema(e.u.InputSchema)
+		if err != nil {
+			skipped[e.u.Name] = err.Error()
+			continue
+		}
+		offered[name] = true
+		out = append(out, r.tool(e.u, e.name, name, schema))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, skipped
 }
 
-// OfferedName is the relayed name: ha_ and the upstream name (a HACS tool
-// already starts with ha_ and keeps its name).
+// OfferedName is a tool's full relayed name: ha_ and the upstream name (a
+// HACS tool already starts with ha_ and keeps its name).
 func OfferedName(upstream string) string {
 	if strings.HasPrefix(upstream, "ha_") {
 		return upstream
@@ -277,27 +321,49 @@ func OfferedName(upstream string) string {
 
 const maxDescription = 600
 
-func (r *Relay) tool(u UpstreamTool, name string, schema json.RawMessage) toolkit.Tool {
+func (r *Relay) tool(u UpstreamTool, n Name, name string, schema json.RawMessage) toolkit.Tool {
 	desc := cleanText(u.Description, maxDescription)
 	if desc == "" {
 		desc = "Home Assistant tool " + u.Name + "."
 	}
-	t := toolkit.Tool{Name: name, Title: u.Name, Description: desc, Schema: schema}
-	if Reads[u.Name] {
+	t := toolkit.Tool{Name: name, Description: desc, Schema: schema}
+	if hacsReads[u.Name] || n.Kind == Read {
 		t.Annotations = toolkit.Annotations{ReadOnly: true, Idempotent: true}
-		t.Read = func(ctx context.Context, args toolkit.Args) (any, error) { return r.call(ctx, u.Name, args.Raw()) }
+		t.Read = func(ctx context.Context, args toolkit.Args) (any, error) {
+			if err := r.notAScript(ctx, n); err != nil {
+				return nil, err
+			}
+			return r.call(ctx, u.Name, args.Raw())
+		}
 		return t
 	}
 	// Stricter hints of the server are kept; a lenient one changes nothing.
 	destructive, _ := u.Annotations["destructiveHint"].(bool)
 	t.Annotations = toolkit.Annotations{Destructive: destructive}
 	t.Write = &toolkit.Write{
-		Preview: func(ctx context.Context, args toolkit.Args) (any, error) { return r.preview(ctx, u.Name, args) },
+		Preview: func(ctx context.Context, args toolkit.Args) (any, error) { return r.preview(ctx, n, args) },
 		Apply: func(ctx context.Context, args toolkit.Args, _ any) (any, error) {
 			return r.call(ctx, u.Name, args.Raw())
 		},
 	}
 	return t
+}
+
+// notAScript refuses a read whose bare name a script could carry too
+// (todo_get_items before 2026.9: a script with that object id would be
+// listed under the same name, and calling it would run the script).
+func (r *Relay) notAScript(ctx context.Context, n Name) error {
+	if n.Base == "" || n.Base != n.Upstream || strings.ToLower(n.Base) != n.Base {
+		return nil
+	}
+	_, err := r.ha.State(ctx, "script."+n.Base)
+	switch {
+	case err == nil:
+		return toolerr.New(toolerr.Forbidden, "Home Assistant has a script named %s, so %s may run it: not called as a read (rename the script)", n.Base, n.Upstream)
+	case toolerr.CodeOf(err) == toolerr.NotFound:
+		return nil
+	}
+	return err
 }
 
 // cleanText drops control characters and bounds a text from upstream.
@@ -452,6 +518,7 @@ type Preview struct {
 	MoreTargets int              `json:"more_targets,omitempty"`
 	Services    []string         `json:"services,omitempty"`
 	Unresolved  []string         `json:"unresolved,omitempty"`
+	Notes       []string         `json:"notes,omitempty"`
 	Note        string           `json:"note"`
 	facts       approval.Facts
 }
@@ -460,14 +527,15 @@ type Preview struct {
 func (p Preview) PreviewFacts() approval.Facts { return p.facts }
 
 var notes = map[string]string{
-	"intent":  "Home Assistant matches the targets itself and acts only on entities exposed to Assist; this list is every entity that fits the call (aliases and exposure are not visible here).",
+	"intent":  "Home Assistant matches the targets itself among the entities exposed to Assist, by name or alias; this is every exposed entity that fits the call, with what the scripts, scenes and groups among them reach.",
 	"script":  "A script: what it does is read from its configuration; it may do more than its targets show.",
-	"service": "A service call: its targets as named in the call.",
+	"service": "A service call: its targets as named in the call, areas, devices and labels expanded.",
 	"tool":    "The effect of this tool is not known here; the entities named in its arguments are listed.",
+	"unknown": "Home Assistant offers this tool and toolgate does not know what it does, so a person approves it unless a policy rule says otherwise; the entities named in its arguments are listed.",
 }
 
 // preview works out what a relayed write would touch.
-func (r *Relay) preview(ctx context.Context, name string, args toolkit.Args) (any, error) {
+func (r *Relay) preview(ctx context.Context, n Name, args toolkit.Args) (any, error) {
 	var in map[string]any
 	if err := args.Decode(&in); err != nil {
 		return nil, err
@@ -479,13 +547,53 @@ func (r *Relay) preview(ctx context.Context, name string, args toolkit.Args) (an
 	if err != nil {
 		return nil, err
 	}
+	snap.SetAssist(r.assistView(ctx, snap))
 	lookup := func(ctx context.Context, key string) (map[string]any, error) { return r.ha.ScriptConfig(ctx, key) }
-	kind, res := r.resolve(ctx, snap, name, in, lookup)
+	kind, res := r.resolve(ctx, snap, n, in, lookup)
 	listed, more := res.Listed()
 	return Preview{
-		Tool: name, Arguments: in, Kind: kind, Targets: nonNil(listed), MoreTargets: more,
-		Services: res.Services, Unresolved: res.Unresolved, Note: notes[kind], facts: res.Facts(kind),
+		Tool: n.Upstream, Arguments: in, Kind: kind, Targets: nonNil(listed), MoreTargets: more,
+		Services: res.Services, Unresolved: res.Unresolved, Notes: res.Notes, Note: notes[kind], facts: res.Facts(kind),
 	}, nil
+}
+
+// assistView reads HA's Assist view: the exposed entities with their
+// names, aliases and areas (GetLiveContext without a filter) and the
+// exposed scripts (one tool each, aliases in the description). nil when
+// it cannot be read: the preview then counts every alias as unknown.
+func (r *Relay) assistView(ctx context.Context, snap *targets.Snapshot) *targets.Assist {
+	r.mu.Lock()
+	view := r.view
+	r.mu.Unlock()
+	if view.live == "" {
+		return nil
+	}
+	res, err := r.mcp.CallTool(ctx, view.live, json.RawMessage(`{}`))
+	if err != nil || res.IsError {
+		r.log.Debug("Home Assistant's Assist view could not be read", "error", toolerr.MessageOf(err))
+		return nil
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if c.Type == "text" {
+			text.WriteString(c.Text)
+		}
+	}
+	a, err := targets.ParseLiveContext(text.String())
+	if err != nil {
+		r.log.Debug("Home Assistant's Assist view could not be read", "error", err)
+		return nil
+	}
+	for _, u := range view.scripts {
+		for _, key := range ParseName(u.Name).Scripts {
+			for _, id := range ScriptEntity(key) {
+				if _, obj, _ := strings.Cut(id, "."); snap.IsScript(obj) {
+					a.AddScript(id, u.Description)
+				}
+			}
+		}
+	}
+	return a
 }
 
 func nonNil(t []targets.Target) []targets.Target {
@@ -495,22 +603,30 @@ func nonNil(t []targets.Target) []targets.Target {
 	return t
 }
 
-// resolve picks how to work out a tool's targets.
-func (r *Relay) resolve(ctx context.Context, snap *targets.Snapshot, name string, in map[string]any, lookup targets.Lookup) (string, targets.Resolution) {
-	switch {
-	case strings.HasPrefix(name, "Hass"):
-		return "intent", snap.Intent(name, in)
-	case snap.IsScript(name):
-		// The built-in server offers one tool per exposed script, named
-		// by its object id.
-		return "script", snap.Script(ctx, name, lookup)
-	case name == "ha_call_service":
+// resolve picks how to work out a tool's targets, by what the tool is
+// (its base name, whatever namespaces HA put in front).
+func (r *Relay) resolve(ctx context.Context, snap *targets.Snapshot, n Name, in map[string]any, lookup targets.Lookup) (string, targets.Resolution) {
+	if n.Kind == Intent {
+		return "intent", snap.Intent(ctx, n.Base, in, lookup)
+	}
+	for _, key := range n.Scripts {
+		for _, id := range ScriptEntity(key) {
+			// The built-in server offers one tool per exposed script.
+			if _, obj, _ := strings.Cut(id, "."); snap.IsScript(obj) {
+				return "script", snap.Script(ctx, obj, lookup)
+			}
+		}
+	}
+	switch n.Upstream {
+	case "ha_call_service":
 		domain, _ := in["domain"].(string)
 		service, _ := in["service"].(string)
 		call := map[string]any{"service": domain + "." + service, "target": in["target"], "data": in["service_data"]}
-		res := snap.Config(ctx, []any{call}, lookup)
-		return "service", res
-	case name == "ha_assist":
+		return "service", snap.Config(ctx, []any{call}, lookup)
+	case "ha_assist":
+		// The HACS server handles intents without the Assist exposure
+		// the built-in one applies.
+		snap.SetAssist(nil)
 		if op, _ := in["op"].(string); op == "handle_intent" {
 			// Slots come bare or as {"value": v}, as HA's intents take them.
 			intent, _ := in["name"].(string)
@@ -524,16 +640,16 @@ func (r *Relay) resolve(ctx context.Context, snap *targets.Snapshot, name string
 				}
 				slots[k] = v
 			}
-			if strings.HasPrefix(intent, "Hass") {
-				return "intent", snap.Intent(intent, slots)
+			if p := ParseName(intent); p.Kind == Intent {
+				return "intent", snap.Intent(ctx, p.Base, slots, lookup)
 			}
 		}
-		res := snap.Entities(in)
+		res := snap.Entities(ctx, in, lookup)
 		res.Opaque = true
 		res.Unresolved = append(res.Unresolved, "a conversation or an intent whose targets are not given as slots")
 		return "tool", res
 	}
-	res := snap.Entities(in)
+	res := snap.Entities(ctx, in, lookup)
 	res.Opaque = true
-	return "tool", res
+	return "unknown", res
 }
