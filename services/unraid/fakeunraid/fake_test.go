@@ -3,6 +3,7 @@ package fakeunraid
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,7 +32,12 @@ var varsFor = map[string]map[string]any{
 
 func post(t *testing.T, h http.Handler, key string, doc unraidapi.Document, vars map[string]any) (int, map[string]any) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": doc.Text, "operationName": doc.Name, "variables": vars})
+	return postText(t, h, key, doc.Name, doc.Text, vars)
+}
+
+func postText(t *testing.T, h http.Handler, key, name, text string, vars map[string]any) (int, map[string]any) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": text, "operationName": name, "variables": vars})
 	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	if key != "" {
@@ -43,39 +49,51 @@ func post(t *testing.T, h http.Handler, key string, doc unraidapi.Document, vars
 	dec.UseNumber()
 	var out map[string]any
 	if err := dec.Decode(&out); err != nil {
-		t.Fatalf("%s: answer is not JSON: %v", doc.Name, err)
+		t.Fatalf("%s: answer is not JSON: %v", name, err)
 	}
 	return rec.Code, out
 }
 
-// Every document the service sends gets an answer whose shape is exactly
-// what the schema says for that selection: the fake cannot drift from the
-// real API without this test failing.
+// Every document the service sends, in the form it sends to each release
+// the fake plays, gets an answer whose shape is exactly what that
+// release's schema says for the selection: the fake cannot drift from the
+// real API without this test failing. A document a release cannot answer
+// is refused as that release refuses it.
 func TestAnswersMatchTheSchema(t *testing.T) {
-	fake := New(Options{ViewerKey: viewer, AdminKey: admin}, DemoState(time.Unix(1_765_000_000, 0)))
-	h := fake.Handler()
-	for _, doc := range unraidapi.Documents() {
-		t.Run(doc.Name, func(t *testing.T) {
-			vars := varsFor[doc.Name]
-			if vars == nil {
-				vars = map[string]any{}
-			}
-			key := viewer
-			if doc.Mutation {
-				key = admin
-			}
-			status, out := post(t, h, key, doc, vars)
-			if status != http.StatusOK || out["errors"] != nil {
-				t.Fatalf("HTTP %d: %v", status, out["errors"])
-			}
-			_, op, err := apischema.Parse(doc.Text, vars)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := apischema.CheckData(op, out["data"]); err != nil {
-				t.Fatalf("answer does not match the schema: %v", err)
-			}
-		})
+	for _, release := range apischema.Releases {
+		fake := New(Options{ViewerKey: viewer, AdminKey: admin, Release: release}, DemoState(time.Unix(1_765_000_000, 0)))
+		h := fake.Handler()
+		for _, doc := range unraidapi.Documents() {
+			t.Run(release+"/"+doc.Name, func(t *testing.T) {
+				vars := varsFor[doc.Name]
+				if vars == nil {
+					vars = map[string]any{}
+				}
+				key := viewer
+				if doc.Mutation {
+					key = admin
+				}
+				text, _, terr := doc.TextFor(release)
+				if terr != nil {
+					status, out := post(t, h, key, doc, vars)
+					if status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(out["errors"]), "GRAPHQL_VALIDATION_FAILED") {
+						t.Fatalf("%v, yet the fake answered HTTP %d: %v", terr, status, out)
+					}
+					return
+				}
+				status, out := postText(t, h, key, doc.Name, text, vars)
+				if status != http.StatusOK || out["errors"] != nil {
+					t.Fatalf("HTTP %d: %v", status, out["errors"])
+				}
+				_, op, err := apischema.ParseAt(release, text, vars)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := apischema.CheckDataAt(release, op, out["data"]); err != nil {
+					t.Fatalf("answer does not match the schema: %v", err)
+				}
+			})
+		}
 	}
 }
 
@@ -120,7 +138,7 @@ func TestRefusals(t *testing.T) {
 		{"wrong key", Options{ViewerKey: viewer}, "nope", unraidapi.VMs, 200, "UNAUTHENTICATED", ""},
 		{"viewer mutation", Options{ViewerKey: viewer, AdminKey: admin}, viewer, unraidapi.ParityPause, 200, "FORBIDDEN", ""},
 		{"invalid document", Options{ViewerKey: viewer}, viewer, unraidapi.Document{Name: "X", Text: `query X { array { nope } }`}, 400, "GRAPHQL_VALIDATION_FAILED", `Cannot query field "nope"`},
-		{"older unraid", Options{ViewerKey: viewer, Missing: []string{"Query.metrics"}}, viewer, unraidapi.Overview, 400, "GRAPHQL_VALIDATION_FAILED", `Cannot query field "metrics" on type "Query"`},
+		{"older unraid", Options{ViewerKey: viewer, Release: "4.20.4"}, viewer, unraidapi.ArrayStatus, 400, "GRAPHQL_VALIDATION_FAILED", `Cannot query field "isSpinning" on type "ArrayDisk".`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -143,6 +161,13 @@ func TestRefusals(t *testing.T) {
 				t.Errorf("message %q lacks %q", e["message"], c.contains)
 			}
 		})
+	}
+	// Like graphql-js, every unknown field is named at once, with where it is.
+	_, out := post(t, New(Options{ViewerKey: viewer, Release: "4.20.4"}, state).Handler(), viewer, unraidapi.ArrayStatus, nil)
+	if errs, _ := out["errors"].([]any); len(errs) != 3 || out["data"] != nil {
+		t.Errorf("want one error per isSpinning (3) and no data: %v", out)
+	} else if locs, _ := errs[1].(map[string]any)["locations"].([]any); len(locs) != 1 {
+		t.Errorf("no location: %v", errs[1])
 	}
 	h := New(Options{ViewerKey: viewer, Throttle: 2}, state).Handler()
 	for i, want := range []int{200, 200, 429} {
@@ -173,4 +198,14 @@ func TestMutationsChangeState(t *testing.T) {
 	if status, out := post(t, h, admin, unraidapi.ParityStart, map[string]any{"correct": false}); status != 200 || out["errors"] == nil {
 		t.Fatalf("a second start while running must fail as in unraid/api: %v", out)
 	}
+}
+
+// A release the fake has no schema of is a test's mistake.
+func TestUnknownReleasePanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic")
+		}
+	}()
+	New(Options{Release: "3.0.0"}, DemoState(time.Now()))
 }

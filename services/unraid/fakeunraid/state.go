@@ -255,11 +255,22 @@ func (f *Fake) mutationRoot() map[string]any {
 	}
 	parity := func(action string) resolver {
 		return func(args map[string]any) (any, error) {
-			p := &f.state.Array.ParityCheckStatus
+			p := f.state.Array.ParityCheckStatus
+			if p == nil {
+				p = &unraidapi.ParityCheck{Status: "NEVER_RUN"}
+				f.state.Array.ParityCheckStatus = p
+			}
 			running := p.Running != nil && *p.Running
-			// unraid/api refuses only a start while a check runs.
+			// unraid/api refuses only a start while a check runs
+			// (parity.service.ts: mdResync != 0).
 			if action == "start" && running {
 				return nil, upstreamError("Invalid parity check state: start")
+			}
+			// Before 4.35.0 resume was sent to emhttpd as cmdCheck=Resume,
+			// which emhttpd takes for a new check from the start, without
+			// corrections (unraid/api#1815, fixed by #2009).
+			if action == "resume" && unraidapi.Older(f.opts.Release, "4.35.0") {
+				action, args = "start", map[string]any{"correct": false}
 			}
 			t, fl := true, false
 			switch action {

@@ -119,7 +119,7 @@ func (s *Service) containerApply(ctx context.Context, in containerControlArgs, p
 			State string `json:"state"`
 		} `json:"docker"`
 	}
-	if err := s.api.Do(ctx, doc, map[string]any{"id": p.ID}, &out); err != nil {
+	if err := s.api.Mutate(ctx, doc, map[string]any{"id": p.ID}, &out); err != nil {
 		return nil, err
 	}
 	return map[string]any{"container": p.Container, "action": p.Action, "state": out.Docker[p.Action].State}, nil
@@ -127,7 +127,7 @@ func (s *Service) containerApply(ctx context.Context, in containerControlArgs, p
 
 func (s *Service) findVM(ctx context.Context, ref string) (unraidapi.VM, error) {
 	var d unraidapi.VMsData
-	if err := s.api.Do(ctx, unraidapi.VMs, nil, &d); err != nil {
+	if _, err := s.api.Query(ctx, unraidapi.VMs, nil, &d); err != nil {
 		return unraidapi.VM{}, err
 	}
 	for _, v := range d.VMs.Domains {
@@ -160,7 +160,7 @@ func (s *Service) vmApply(ctx context.Context, _ vmControlArgs, p vmChange) (any
 	var out struct {
 		VM map[string]bool `json:"vm"`
 	}
-	if err := s.api.Do(ctx, doc, map[string]any{"id": p.ID}, &out); err != nil {
+	if err := s.api.Mutate(ctx, doc, map[string]any{"id": p.ID}, &out); err != nil {
 		return nil, err
 	}
 	return map[string]any{"vm": p.VM, "action": p.Action, "accepted": out.VM[p.Action],
@@ -174,10 +174,13 @@ func (s *Service) parityPreview(ctx context.Context, in parityArgs) (parityChang
 	var d struct {
 		Array unraidapi.Array `json:"array"`
 	}
-	if err := s.api.Do(ctx, unraidapi.ArrayStatus, nil, &d); err != nil {
+	if _, err := s.api.Query(ctx, unraidapi.ArrayStatus, nil, &d); err != nil {
 		return parityChange{}, err
 	}
 	p := d.Array.ParityCheckStatus
+	if p == nil {
+		return parityChange{}, toolerr.New(toolerr.UpstreamUnavailable, "this Unraid's API does not report the parity check's state (array.parityCheckStatus came with API 4.16.0), so what the action would do cannot be shown; update Unraid (or the Unraid Connect plugin)")
+	}
 	running, paused := p.Running != nil && *p.Running, p.Paused != nil && *p.Paused
 	ch := parityChange{Action: in.Action, Correct: in.Correct, ArrayState: d.Array.State, Status: p.Status}
 	switch {
@@ -216,7 +219,7 @@ func (s *Service) parityApply(ctx context.Context, _ parityArgs, p parityChange)
 	}
 	// Unraid answers with its parity history (JSON); it says nothing about
 	// the new state, so the answer points to the status instead.
-	if err := s.api.Do(ctx, doc, vars, nil); err != nil {
+	if err := s.api.Mutate(ctx, doc, vars, nil); err != nil {
 		return nil, err
 	}
 	return map[string]any{"action": p.Action, "requested": true, "note": "see unraid_array_status for the check's progress"}, nil
@@ -226,7 +229,7 @@ func (s *Service) archivePreview(ctx context.Context, in archiveArgs) (archiveCh
 	// Unread notifications are few in practice; 500 bounds the lookup.
 	var d unraidapi.NotificationsData
 	filter := map[string]any{"type": "UNREAD", "offset": 0, "limit": 500}
-	if err := s.api.Do(ctx, unraidapi.Notifications, map[string]any{"filter": filter}, &d); err != nil {
+	if _, err := s.api.Query(ctx, unraidapi.Notifications, map[string]any{"filter": filter}, &d); err != nil {
 		return archiveChange{}, err
 	}
 	ch := archiveChange{Action: "archive"}
@@ -254,7 +257,7 @@ func (s *Service) archiveApply(ctx context.Context, _ archiveArgs, p archiveChan
 	var out struct {
 		Overview unraidapi.NotificationOverview `json:"archiveNotifications"`
 	}
-	if err := s.api.Do(ctx, unraidapi.ArchiveNotifications, map[string]any{"ids": ids}, &out); err != nil {
+	if err := s.api.Mutate(ctx, unraidapi.ArchiveNotifications, map[string]any{"ids": ids}, &out); err != nil {
 		return nil, err
 	}
 	return map[string]any{"archived": len(ids), "unread_left": out.Overview.Unread.Total}, nil
