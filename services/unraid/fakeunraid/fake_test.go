@@ -200,6 +200,97 @@ func TestMutationsChangeState(t *testing.T) {
 	}
 }
 
+// The mutations change the fake as unraid/api's services change Unraid:
+// VmsService.setVmState acts only from the states its switch handles,
+// refuses what its table does not allow, and answers true for the rest;
+// dockerode fails on Docker's 304 for a container already in that state;
+// before API 4.35.0 a parity resume started a new check.
+func TestMutationsFollowUpstream(t *testing.T) {
+	type step struct {
+		doc    unraidapi.Document
+		vars   map[string]any
+		errs   bool
+		state  string // the VM's or container's state afterwards
+		vmID   string
+		ctrID  string
+		before func(*State)
+	}
+	win, pf := "8d2f7c1e-3b4a-4c5d-9e6f-0a1b2c3d4e5f", "6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d"
+	setVM := func(id, state string) func(*State) {
+		return func(s *State) {
+			for i := range s.VMs {
+				if strip(s.VMs[i].ID) == id {
+					s.VMs[i].State = state
+				}
+			}
+		}
+	}
+	vm := func(doc unraidapi.Document, id, from, want string, errs bool) step {
+		return step{doc: doc, vars: map[string]any{"id": pid(id)}, errs: errs, state: want, vmID: id, before: setVM(id, from)}
+	}
+	cases := map[string]step{
+		"start boots a shut-off VM":            vm(unraidapi.VMStart, win, "SHUTOFF", "RUNNING", false),
+		"start resumes a paused VM":            vm(unraidapi.VMStart, win, "PAUSED", "RUNNING", false),
+		"start of a crashed VM is refused":     vm(unraidapi.VMStart, win, "CRASHED", "CRASHED", true),
+		"start of a suspended VM does nothing": vm(unraidapi.VMStart, win, "PMSUSPENDED", "PMSUSPENDED", false),
+		"stop shuts a running VM off":          vm(unraidapi.VMStop, pf, "RUNNING", "SHUTOFF", false),
+		"stop powers a paused VM off":          vm(unraidapi.VMStop, pf, "PAUSED", "SHUTOFF", false),
+		"stop of an idle VM does nothing":      vm(unraidapi.VMStop, pf, "IDLE", "IDLE", false),
+		"stop of a shut-off VM is refused":     vm(unraidapi.VMStop, pf, "SHUTOFF", "SHUTOFF", true),
+		"start of a running container fails": {doc: unraidapi.ContainerStart, vars: varsFor["ContainerStop"], errs: true,
+			ctrID: "2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b", state: "RUNNING"},
+		"stop of a stopped container fails": {doc: unraidapi.ContainerStop, vars: varsFor["ContainerStart"], errs: true,
+			ctrID: "5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e", state: "EXITED"},
+		"restart starts a stopped container": {doc: unraidapi.ContainerRestart, vars: varsFor["ContainerStart"],
+			ctrID: "5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e", state: "RUNNING"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := New(Options{ViewerKey: viewer, AdminKey: admin}, DemoState(time.Now()))
+			if c.before != nil {
+				f.Update(c.before)
+			}
+			_, out := post(t, f.Handler(), admin, c.doc, c.vars)
+			if (out["errors"] != nil) != c.errs {
+				t.Fatalf("errors %v, want errors: %v", out["errors"], c.errs)
+			}
+			f.Update(func(s *State) {
+				for _, v := range s.VMs {
+					if strip(v.ID) == c.vmID && v.State != c.state {
+						t.Errorf("VM is %s, want %s", v.State, c.state)
+					}
+				}
+				for _, x := range s.Containers {
+					if strip(x.ID) == c.ctrID && x.State != c.state {
+						t.Errorf("container is %s, want %s", x.State, c.state)
+					}
+				}
+			})
+		})
+	}
+
+	for _, tc := range []struct {
+		release  string
+		progress int64
+		correct  bool
+	}{{"4.34.0", 0, false}, {"4.37.2", 40, true}} {
+		f := New(Options{ViewerKey: viewer, AdminKey: admin, Release: tc.release}, DemoState(time.Now()))
+		f.Update(func(s *State) {
+			tr, forty := true, int64(40)
+			s.Array.ParityCheckStatus = &unraidapi.ParityCheck{Status: "PAUSED", Running: &tr, Paused: &tr, Correcting: &tr, Progress: &forty}
+		})
+		if _, out := post(t, f.Handler(), admin, unraidapi.ParityResume, nil); out["errors"] != nil {
+			t.Fatalf("%s resume: %v", tc.release, out)
+		}
+		f.Update(func(s *State) {
+			p := s.Array.ParityCheckStatus
+			if *p.Progress != tc.progress || *p.Correcting != tc.correct || p.Status != "RUNNING" {
+				t.Errorf("%s: after resume progress %d correcting %v status %s", tc.release, *p.Progress, *p.Correcting, p.Status)
+			}
+		})
+	}
+}
+
 // A release the fake has no schema of is a test's mistake.
 func TestUnknownReleasePanics(t *testing.T) {
 	defer func() {
