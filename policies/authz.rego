@@ -22,7 +22,9 @@
 #                    for human approval (or with an argument value not listed
 #                    as the model's), any write by a role marked for it, a
 #                    write whose preview facts show a target that needs a
-#                    person (a lock, say) or targets it could not tell
+#                    person (a lock, say), targets it could not tell or an
+#                    effect that needs a person (a container killed, a VM
+#                    powered off hard)
 #   3. confirm model any other write that is not low-risk
 #   4. allow         a low-risk write, or a read
 #
@@ -363,6 +365,15 @@ human_reasons contains sprintf("the write would operate a %s, which needs a pers
 	is_write
 	some c in input.preview.facts.device_classes
 	c in facts_config.human_device_classes
+}
+
+# An effect the preview says the write can have (fact "effects": the
+# unraid service reports container_kill for a container stop or restart,
+# vm_power_off for a VM stop), described in the service's facts data.
+human_reasons contains sprintf("the write can %s, which needs a person's approval", [what]) if {
+	is_write
+	some e in input.preview.facts.effects
+	what := facts_config.human_effects[e]
 }
 
 human_reasons contains "the preview could not tell everything the write would touch" if {

@@ -635,6 +635,37 @@ test_unraid_model_actions_from_data if {
 		with data.data.toolgate.tools.human_approval_unless as {}
 }
 
+# issue 24: a container stop or restart ends in a kill when the container
+# ignores its stop signal for 10 seconds, a VM stop in a hard power-off
+# when the guest has not shut down within about 10 seconds. The preview
+# says so (fact "effects"), and that needs a person even where the data
+# leaves the action itself to the model; an unraid write whose preview
+# reports no facts needs a person too.
+unraid_previewed(tool, args, facts) := object.union(unraid_write(tool, args), {"preview": {"facts": facts}})
+
+test_unraid_hard_stop_needs_a_person if {
+	kill := "the write can kill a container that has not stopped 10 seconds after its stop signal, which needs a person's approval"
+	power := "the write can power a VM off hard when its guest has not shut down within about 10 seconds, which needs a person's approval"
+	restart := {"container": "frigate", "action": "restart"}
+
+	# With the shipped data the action's own rule and the fact both speak.
+	r := concat("; ", [kill, `tool "unraid_container_control" needs human approval for any action but start`])
+	authz.decision == confirm("human", r) with input as unraid_previewed("unraid_container_control", restart, {"effects": ["container_kill"]})
+
+	# Data that leaves restarts to the model lowers nothing once the preview spoke.
+	authz.decision == confirm("human", kill) with input as unraid_previewed("unraid_container_control", restart, {"effects": ["container_kill"]})
+		with data.data.toolgate.tools.human_approval_unless as {}
+	authz.decision == confirm("human", power) with input as unraid_previewed("unraid_vm_control", {"vm": "Home Assistant", "action": "stop"}, {"effects": ["vm_power_off"]})
+		with data.data.toolgate.tools.human_approval_unless as {}
+
+	# A start has no such effect; an effect the data does not know is no reason.
+	authz.decision == confirm("model", "write needs confirmation") with input as unraid_previewed("unraid_vm_control", {"vm": "Home Assistant", "action": "start"}, {"effects": []})
+	authz.decision == confirm("model", "write needs confirmation") with input as unraid_previewed("unraid_notification_archive", {"ids": ["a"]}, {"effects": ["something_else"]})
+
+	# No facts from an unraid preview: a person.
+	authz.decision == confirm("human", `a write of "unraid" must report what it touches and its preview did not`) with input as object.union(unraid_write("unraid_notification_archive", {"ids": ["a"]}), {"preview": {"facts": null}})
+}
+
 # Reading parity history is not behind a person.
 test_unraid_parity_history_is_a_read if {
 	authz.decision == allow("read allowed") with input as with_patch({"client": {"groups": ["nas"]}, "service": "unraid", "tool": "unraid_parity_history"})

@@ -1,13 +1,16 @@
-// Package apischema holds the GraphQL schema of Unraid's API that the
-// unraid service is written against (unraid/api v4.37, generated-schema.graphql
-// as the API publishes it; Unraid disables introspection, so the schema is
-// vendored). Tests validate every document the service sends, and every
-// answer the fake gives, against it; the service binary does not embed it.
+// Package apischema holds the GraphQL schemas of Unraid's API that the
+// unraid service is written against: unraid/api v4.37.2's
+// api/generated-schema.graphql (schema.graphql), and two older releases'
+// (older/) that the fake can play. Unraid disables introspection, so the
+// schemas are vendored. Tests validate every document the service sends,
+// and every answer the fake gives, against them; the service binary does
+// not embed them.
 package apischema
 
 import (
-	_ "embed"
+	"embed"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/vektah/gqlparser/v2"
@@ -16,30 +19,66 @@ import (
 	"github.com/vektah/gqlparser/v2/validator"
 )
 
-// Version is the unraid/api release the schema comes from.
-const Version = "4.37"
+// Version is the unraid/api release the service is written against
+// (schema.graphql).
+const Version = "4.37.2"
 
-//go:embed schema.graphql
-var source string
+// Releases are the unraid/api releases whose schemas are vendored, oldest
+// first: api/generated-schema.graphql at the tags v4.20.4 (commit
+// abc22bdb), v4.34.0 (a2d48433) and v4.37.2 (a00c99a5).
+var Releases = []string{"4.20.4", "4.34.0", Version}
 
-var load = sync.OnceValues(func() (*ast.Schema, error) {
-	return gqlparser.LoadSchema(&ast.Source{Name: "schema.graphql", Input: source})
-})
+//go:embed schema.graphql older/*.graphql
+var files embed.FS
 
-// Schema returns the parsed schema.
-func Schema() (*ast.Schema, error) {
+var loads = func() map[string]func() (*ast.Schema, error) {
+	m := map[string]func() (*ast.Schema, error){}
+	for _, r := range Releases {
+		name := "older/" + r + ".graphql"
+		if r == Version {
+			name = "schema.graphql"
+		}
+		m[r] = sync.OnceValues(func() (*ast.Schema, error) {
+			src, err := files.ReadFile(name)
+			if err != nil {
+				return nil, err
+			}
+			return gqlparser.LoadSchema(&ast.Source{Name: name, Input: string(src)})
+		})
+	}
+	return m
+}()
+
+// Schema returns the parsed schema of Version.
+func Schema() (*ast.Schema, error) { return SchemaOf(Version) }
+
+// SchemaOf returns the parsed schema of one of Releases.
+func SchemaOf(release string) (*ast.Schema, error) {
+	load, ok := loads[release]
+	if !ok {
+		return nil, fmt.Errorf("unraid schema: no release %q (have %v)", release, Releases)
+	}
 	s, err := load()
 	if err != nil {
-		return nil, fmt.Errorf("unraid schema: %w", err)
+		return nil, fmt.Errorf("unraid schema %s: %w", release, err)
 	}
 	return s, nil
 }
 
-// Parse validates doc against the schema and, when vars is not nil, the
-// variable values against the operation's variable definitions. It returns
-// the document's one operation.
+// Known reports whether release is one of Releases.
+func Known(release string) bool { return slices.Contains(Releases, release) }
+
+// Parse validates doc against the schema of Version (see ParseAt).
 func Parse(doc string, vars map[string]any) (*ast.QueryDocument, *ast.OperationDefinition, error) {
-	s, err := Schema()
+	return ParseAt(Version, doc, vars)
+}
+
+// ParseAt validates doc against release's schema and, when vars is not
+// nil, the variable values against the operation's variable definitions.
+// It returns the document's one operation. Validation reports every error
+// it finds, as graphql-js does (Unraid answers with all of them at once).
+func ParseAt(release, doc string, vars map[string]any) (*ast.QueryDocument, *ast.OperationDefinition, error) {
+	s, err := SchemaOf(release)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,9 @@
 package apischema
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -36,5 +39,41 @@ func TestSchemaValidatesDocuments(t *testing.T) {
 				t.Fatalf("error %q lacks %q", err, c.want)
 			}
 		})
+	}
+}
+
+// The vendored schemas are upstream's files byte for byte: each one's git
+// blob id is the one `git rev-parse v<release>:api/generated-schema.graphql`
+// prints in a clone of unraid/api.
+func TestVendoredSchemasAreUpstreamFiles(t *testing.T) {
+	want := map[string]string{
+		"4.20.4": "90017c2dd29005af0f62ea34f219a07c30bb4cdb",
+		"4.34.0": "9fe342c7ba509f0d42f5246f136d98c16cfdf534",
+		"4.37.2": "c697f9886757b642f839c322350a9bd69f4ac7f8",
+	}
+	if len(want) != len(Releases) {
+		t.Fatalf("releases %v, pinned %d", Releases, len(want))
+	}
+	for _, r := range Releases {
+		name := "older/" + r + ".graphql"
+		if r == Version {
+			name = "schema.graphql"
+		}
+		src, err := files.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha1.New()
+		fmt.Fprintf(h, "blob %d\x00", len(src))
+		h.Write(src)
+		if got := hex.EncodeToString(h.Sum(nil)); got != want[r] {
+			t.Errorf("%s: blob %s, want upstream's %s", name, got, want[r])
+		}
+		if _, err := SchemaOf(r); err != nil {
+			t.Errorf("%s: %v", r, err)
+		}
+	}
+	if _, err := SchemaOf("4.0.0"); err == nil {
+		t.Error("a release that is not vendored was accepted")
 	}
 }

@@ -15,7 +15,13 @@ import (
 // type allows it, lists where lists are declared, enum values the enum
 // knows, and scalars of their JSON kind. Fakes prove their answers with it.
 func CheckData(op *ast.OperationDefinition, data any) error {
-	s, err := Schema()
+	return CheckDataAt(Version, op, data)
+}
+
+// CheckDataAt is CheckData under release's schema (op parsed with ParseAt
+// for the same release).
+func CheckDataAt(release string, op *ast.OperationDefinition, data any) error {
+	s, err := SchemaOf(release)
 	if err != nil {
 		return err
 	}

@@ -63,12 +63,12 @@ func DemoState(now time.Time) *State {
 	}
 	array.Capacity.Kilobytes = unraidapi.Capacity{Free: fmt.Sprint(free), Used: fmt.Sprint(used), Total: fmt.Sprint(total)}
 	array.Capacity.Disks = unraidapi.Capacity{Free: "25", Used: "3", Total: "28"}
-	array.ParityCheckStatus = unraidapi.ParityCheck{Status: "COMPLETED", Running: p(false), Paused: p(false), Correcting: p(false),
+	array.ParityCheckStatus = &unraidapi.ParityCheck{Status: "COMPLETED", Running: p(false), Paused: p(false), Correcting: p(false),
 		Progress: p(int64(100)), Errors: p(int64(0)), Date: p(iso(9 * 24 * time.Hour)), Duration: p(int64(61230)), Speed: p("130.6")}
 
 	physical := func(id, dev, typ, name, vendor string, size float64, serial, iface string, temp *float64, spinning bool) unraidapi.Disk {
 		return unraidapi.Disk{ID: pid(id), Device: "/dev/" + dev, Type: typ, Name: name, Vendor: vendor, Size: size, SerialNum: serial,
-			FirmwareRevision: "SC60", InterfaceType: iface, SmartStatus: "OK", Temperature: temp, IsSpinning: spinning,
+			FirmwareRevision: "SC60", InterfaceType: iface, SmartStatus: "OK", Temperature: temp, IsSpinning: p(spinning),
 			Partitions: []struct {
 				Name   string  `json:"name"`
 				FsType string  `json:"fsType"`
@@ -85,7 +85,7 @@ func DemoState(now time.Time) *State {
 
 	ctr := func(id, name, image, state, status string, auto, update bool, created time.Duration) unraidapi.Container {
 		c := unraidapi.Container{ID: pid(id), Names: []string{"/" + name}, Image: image, State: state, Status: status, AutoStart: auto,
-			IsUpdateAvailable: p(update), IsRebuildReady: p(false), Created: now.Add(-created).Unix()}
+			IsUpdateAvailable: p(update), Created: now.Add(-created).Unix()}
 		c.Ports = []struct {
 			PrivatePort *int   `json:"privatePort"`
 			PublicPort  *int   `json:"publicPort"`

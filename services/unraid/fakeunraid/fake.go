@@ -1,10 +1,12 @@
-// Package fakeunraid is a fake of Unraid's GraphQL API (unraid/api 4.37)
-// for tests and the demo profile. It validates every document against the
-// vendored schema as Apollo does (HTTP 400 and GRAPHQL_VALIDATION_FAILED
-// for an invalid one), checks the x-api-key header (UNAUTHENTICATED for an
-// unknown key, FORBIDDEN for a VIEWER key's mutation), and answers exactly
-// the selected fields from its state. Its answers are checked against the
-// schema in its own tests. Never part of a real stack.
+// Package fakeunraid is a fake of Unraid's GraphQL API (unraid/api 4.37.2,
+// or an older release it plays: Options.Release) for tests and the demo
+// profile. It validates every document against that release's vendored
+// schema as Apollo does (HTTP 400, one GRAPHQL_VALIDATION_FAILED error per
+// problem, all at once), checks the x-api-key header (UNAUTHENTICATED for
+// an unknown key, FORBIDDEN for a VIEWER key's mutation), answers exactly
+// the selected fields from its state, and changes its state the way
+// unraid/api's resolvers do. Its answers are checked against the schema in
+// its own tests. Never part of a real stack.
 package fakeunraid
 
 import (
@@ -20,18 +22,19 @@ import (
 	"github.com/toolgate/toolgate/services/unraid/apischema"
 )
 
-// Options configure the fake.
 // maxRecorded bounds what the fake remembers of the requests it served:
 // tests look at the last few, and a demo stack left running must not grow.
 const maxRecorded = 10_000
 
+// Options configure the fake.
 type Options struct {
 	// ViewerKey may read; AdminKey may also run mutations.
 	ViewerKey, AdminKey string
-	// Missing lists fields ("Query.metrics", "InfoCpu.speedmax") this
-	// fake's Unraid is too old to know: a document selecting one is
-	// refused the way Apollo refuses an unknown field.
-	Missing []string
+	// Release is the unraid/api release the fake plays, one of
+	// apischema.Releases (default apischema.Version): its schema decides
+	// which fields exist, and behaviours that changed between releases
+	// follow it.
+	Release string
 	// Throttle, when positive, answers HTTP 429 after this many requests
 	// (the fake never refills).
 	Throttle int
@@ -46,8 +49,7 @@ type Call struct {
 
 // Fake is a running fake Unraid.
 type Fake struct {
-	opts    Options
-	missing map[string]bool
+	opts Options
 
 	mu    sync.Mutex
 	state *State
@@ -56,13 +58,21 @@ type Fake struct {
 	served int
 }
 
-// New returns a fake serving state (DemoState() for the demo).
+// New returns a fake serving state (DemoState() for the demo). It panics
+// on a release that is not vendored (a test's mistake).
 func New(o Options, state *State) *Fake {
-	f := &Fake{opts: o, state: state, missing: map[string]bool{}}
-	for _, m := range o.Missing {
-		f.missing[m] = true
+	if o.Release == "" {
+		o.Release = apischema.Version
 	}
-	return f
+	if !apischema.Known(o.Release) {
+		panic(fmt.Sprintf("fakeunraid: no schema of release %q (have %v)", o.Release, apischema.Releases))
+	}
+	if v, ok := state.Info["versions"].(map[string]any); ok {
+		if core, ok := v["core"].(map[string]any); ok {
+			core["api"] = o.Release
+		}
+	}
+	return &Fake{opts: o, state: state}
 }
 
 // Calls returns the requests received so far.
@@ -114,17 +124,9 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	if vars == nil {
 		vars = map[string]any{}
 	}
-	_, op, err := apischema.Parse(req.Query, vars)
+	_, op, err := apischema.ParseAt(f.opts.Release, req.Query, vars)
 	if err != nil {
-		msg := err.Error()
-		if l := apischema.Errors(err); len(l) > 0 {
-			msg = l[0].Message
-		}
-		writeErrors(w, http.StatusBadRequest, "GRAPHQL_VALIDATION_FAILED", msg)
-		return
-	}
-	if name := f.unknownField(op); name != "" {
-		writeErrors(w, http.StatusBadRequest, "GRAPHQL_VALIDATION_FAILED", name)
+		writeValidation(w, err)
 		return
 	}
 
@@ -164,26 +166,25 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"data": data})
 }
 
-// unknownField returns Apollo's message for the first field an older
-// Unraid would not know, or "".
-func (f *Fake) unknownField(op *ast.OperationDefinition) string {
-	var walk func(set ast.SelectionSet) string
-	walk = func(set ast.SelectionSet) string {
-		for _, sel := range set {
-			fl, ok := sel.(*ast.Field)
-			if !ok || fl.ObjectDefinition == nil {
-				continue
-			}
-			if f.missing[fl.ObjectDefinition.Name+"."+fl.Name] {
-				return fmt.Sprintf("Cannot query field %q on type %q.", fl.Name, fl.ObjectDefinition.Name)
-			}
-			if m := walk(fl.SelectionSet); m != "" {
-				return m
-			}
+// writeValidation answers a document the schema refuses as Apollo Server
+// does: HTTP 400, no data, one error per problem with its locations and
+// extensions.code GRAPHQL_VALIDATION_FAILED (graphql-js reports every
+// problem it finds, not only the first).
+func writeValidation(w http.ResponseWriter, err error) {
+	var errs []any
+	for _, e := range apischema.Errors(err) {
+		locs := []any{}
+		for _, l := range e.Locations {
+			locs = append(locs, map[string]any{"line": l.Line, "column": l.Column})
 		}
-		return ""
+		errs = append(errs, map[string]any{"message": e.Message, "locations": locs, "extensions": map[string]any{"code": "GRAPHQL_VALIDATION_FAILED"}})
 	}
-	return walk(op.SelectionSet)
+	if len(errs) == 0 {
+		errs = append(errs, map[string]any{"message": err.Error(), "extensions": map[string]any{"code": "GRAPHQL_VALIDATION_FAILED"}})
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{"errors": errs})
 }
 
 func writeErrors(w http.ResponseWriter, status int, code, msg string) {

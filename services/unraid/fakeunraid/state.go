@@ -229,15 +229,23 @@ func (f *Fake) mutationRoot() map[string]any {
 				if strip(c.ID) != id {
 					continue
 				}
-				switch action {
-				case "start", "restart":
+				// DockerService (docker.service.ts) calls dockerode, which
+				// fails on Docker's 304 for a container already in the
+				// state asked for; stop and restart pass t=10 (SIGKILL
+				// after 10 seconds), restart also starts a stopped one.
+				switch {
+				case action == "start" && c.State == "RUNNING":
+					return nil, upstreamError("(HTTP code 304) container already started - ")
+				case action == "stop" && c.State == "EXITED":
+					return nil, upstreamError("(HTTP code 304) container already stopped - ")
+				case action == "start" || action == "restart":
 					c.State, c.Status = "RUNNING", "Up Less than a second"
-				case "stop":
+				case action == "stop":
 					c.State, c.Status = "EXITED", "Exited (0) Less than a second ago"
 				}
 				return c, nil
 			}
-			return nil, upstreamError(fmt.Sprintf("Container %s not found", id))
+			return nil, upstreamError(fmt.Sprintf("(HTTP code 404) no such container - No such container: %s ", id))
 		}
 	}
 	vm := func(action string) resolver {
@@ -246,20 +254,30 @@ func (f *Fake) mutationRoot() map[string]any {
 			for i := range f.state.VMs {
 				v := &f.state.VMs[i]
 				if strip(v.ID) == id {
-					v.State = map[string]string{"start": "RUNNING", "stop": "SHUTOFF"}[action]
-					return true, nil
+					return vmTransition(v, action)
 				}
 			}
-			return nil, upstreamError("Failed to " + action + " VM: domain not found")
+			return nil, upstreamError("Failed to set VM state: Domain not found")
 		}
 	}
 	parity := func(action string) resolver {
 		return func(args map[string]any) (any, error) {
-			p := &f.state.Array.ParityCheckStatus
+			p := f.state.Array.ParityCheckStatus
+			if p == nil {
+				p = &unraidapi.ParityCheck{Status: "NEVER_RUN"}
+				f.state.Array.ParityCheckStatus = p
+			}
 			running := p.Running != nil && *p.Running
-			// unraid/api refuses only a start while a check runs.
+			// unraid/api refuses only a start while a check runs
+			// (parity.service.ts: mdResync != 0).
 			if action == "start" && running {
 				return nil, upstreamError("Invalid parity check state: start")
+			}
+			// Before 4.35.0 resume was sent to emhttpd as cmdCheck=Resume,
+			// which emhttpd takes for a new check from the start, without
+			// corrections (unraid/api#1815, fixed by #2009).
+			if action == "resume" && unraidapi.Older(f.opts.Release, "4.35.0") {
+				action, args = "start", map[string]any{"correct": false}
 			}
 			t, fl := true, false
 			switch action {
@@ -294,4 +312,28 @@ func (f *Fake) mutationRoot() map[string]any {
 			return f.overview(), nil
 		}),
 	}
+}
+
+// vmTransition changes v as VmsService.setVmState (vms.service.ts) does:
+// it refuses a transition its table does not allow, acts only from the
+// states its switch handles (start: SHUTOFF boots, PAUSED resumes; stop:
+// RUNNING or PAUSED shut down, then power off after ten one-second polls)
+// and answers true for an allowed transition it does nothing for.
+func vmTransition(v *unraidapi.VM, action string) (any, error) {
+	target := map[string]string{"start": "RUNNING", "stop": "SHUTOFF"}[action]
+	allowed := map[string][]string{
+		"NOSTATE": {"RUNNING", "SHUTOFF"}, "RUNNING": {"PAUSED", "SHUTOFF"}, "IDLE": {"RUNNING", "SHUTOFF"},
+		"PAUSED": {"RUNNING", "SHUTOFF"}, "SHUTDOWN": {"SHUTOFF"}, "SHUTOFF": {"RUNNING"}, "CRASHED": {"SHUTOFF"},
+		"PMSUSPENDED": {"RUNNING", "SHUTOFF"},
+	}[v.State]
+	if !slices.Contains(allowed, target) {
+		return nil, upstreamError(fmt.Sprintf("Failed to set VM state: Invalid state transition from %s to %s", v.State, target))
+	}
+	switch {
+	case target == "RUNNING" && (v.State == "SHUTOFF" || v.State == "PAUSED"):
+		v.State = "RUNNING"
+	case target == "SHUTOFF" && (v.State == "RUNNING" || v.State == "PAUSED"):
+		v.State = "SHUTOFF"
+	}
+	return true, nil
 }

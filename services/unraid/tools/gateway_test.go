@@ -1,16 +1,27 @@
 package tools
 
 import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/capture"
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/upstream"
+	"github.com/toolgate/toolgate/policies"
 	"github.com/toolgate/toolgate/services/gateway/app"
 	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
 	"github.com/toolgate/toolgate/services/unraid/fakeunraid"
+	"github.com/toolgate/toolgate/services/unraid/unraidapi"
 )
 
 // startGateway runs the unraid tools (with key against the demo fake)
@@ -18,11 +29,23 @@ import (
 // in users (which may not use unraid), "kiosk" in readonly.
 func startGateway(t *testing.T, key string, writes bool) (*harness, *gatewaytest.Gateway) {
 	t.Helper()
-	h := newHarness(t, key, fakeunraid.Options{}, 0)
+	return startGatewayWith(t, key, writes, fakeunraid.Options{}, nil)
+}
+
+// startGatewayWith is startGateway with the fake's options (the release
+// it plays) and a change to the gateway's configuration.
+func startGatewayWith(t *testing.T, key string, writes bool, fo fakeunraid.Options, config func(*app.Config)) (*harness, *gatewaytest.Gateway) {
+	t.Helper()
+	h := newHarness(t, key, fo, 0)
 	tokens, bearer := gatewaytest.ClientTokens(t, map[string][]string{"operator": {"nas"}, "openwebui": {"users"}, "kiosk": {"readonly"}})
 	g := gatewaytest.Start(t, gatewaytest.Options{Service: "unraid", Tools: h.svc.Tools(), AllowWrites: writes,
 		Secrets: [][]byte{[]byte(viewerKey), []byte(adminKey)}, Instructions: Instructions,
-		Config: func(c *app.Config) { c.Tokens = tokens }})
+		Config: func(c *app.Config) {
+			c.Tokens = tokens
+			if config != nil {
+				config(c)
+			}
+		}})
 	for name, tok := range bearer {
 		g.Tokens[name] = tok
 	}
@@ -164,6 +187,159 @@ func TestPreviewsRefuseNoOps(t *testing.T) {
 	}
 }
 
+// issue 24: the previews say what Unraid's API really does. A VM stop asks
+// the guest to shut down, powers the VM off hard after about 10 seconds
+// and returns when it is off (not "a clean shutdown in the background"); a
+// container stop kills the container after 10 seconds. After a person's
+// approval the stop returns the VM's state as Unraid reads it then.
+func TestPreviewsSayWhatUnraidDoes(t *testing.T) {
+	h, g := startGateway(t, adminKey, true)
+	c := g.Client("operator", "ann@example.org")
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		has  []string
+	}{
+		{"unraid_vm_control", map[string]any{"vm": "pfSense-lab", "action": "stop"},
+			[]string{"asks the guest to shut down", "after about 10 seconds", "POWERS IT OFF HARD", "the call returns when it is off"}},
+		{"unraid_container_control", map[string]any{"container": "plex", "action": "stop"},
+			[]string{"stop signal", "KILLS it if it has not exited after 10 seconds", "returns when it has stopped"}},
+		{"unraid_container_control", map[string]any{"container": "plex", "action": "restart"},
+			[]string{"KILLED after 10 seconds", "starts it again"}},
+	} {
+		g.Wire.Reset()
+		prev, isErr := gatewaytest.Call(t, c, tc.tool, tc.args)
+		if isErr || prev["approval"] != "human" {
+			t.Fatalf("%s %v: %v", tc.tool, tc.args, prev)
+		}
+		for _, want := range tc.has {
+			if !strings.Contains(g.Wire.String(), want) {
+				t.Errorf("%s %v: the preview does not say %q", tc.tool, tc.args, want)
+			}
+		}
+		if strings.Contains(g.Wire.String(), "cleanly") || strings.Contains(g.Wire.String(), "background") {
+			t.Errorf("%s: the preview still promises a clean or background stop", tc.tool)
+		}
+	}
+
+	h.fake.Update(func(s *fakeunraid.State) { s.VMs[1].State = "PAUSED" })
+	args := map[string]any{"vm": "pfSense-lab", "action": "stop"}
+	g.Wire.Reset()
+	prev, _ := gatewaytest.Call(t, c, "unraid_vm_control", args)
+	if !strings.Contains(g.Wire.String(), "is paused, so its guest cannot answer") {
+		t.Fatalf("a paused VM's stop: %v", prev)
+	}
+	if code := g.Approve(prev["ticket"].(string)); code != 200 {
+		t.Fatalf("approve: HTTP %d", code)
+	}
+	done, isErr := gatewaytest.Call(t, c, "unraid_vm_control", gatewaytest.With(args, map[string]any{"confirm": true, "ticket": prev["ticket"]}))
+	if isErr || !strings.Contains(jsonOf(done), `"state":"SHUTOFF"`) || strings.Contains(jsonOf(done), "background") || mutations(h)[0] != "VMStop" {
+		t.Fatalf("stop: %v, mutations %v", done, mutations(h))
+	}
+}
+
+// issue 24: Unraid's API acts only from some states and answers "true"
+// for others without doing anything (a stop of an idle VM) or refuses them
+// (a start of a crashed VM). The preview refuses those before any ticket.
+func TestVMStatesUnraidWouldNotActOnAreRefused(t *testing.T) {
+	h, g := startGateway(t, adminKey, true)
+	c := g.Client("operator", "")
+	for _, tc := range []struct {
+		state, action, has string
+	}{
+		{"IDLE", "stop", "report success without doing anything"},
+		{"PMSUSPENDED", "stop", "report success without doing anything"},
+		{"CRASHED", "start", "refuse to start it"},
+		{"NOSTATE", "start", "refuse to start it"},
+		{"SHUTDOWN", "start", "is shutting down"},
+		{"PAUSED", "start", "resuming is not offered"},
+	} {
+		h.fake.Update(func(s *fakeunraid.State) { s.VMs[0].State = tc.state })
+		got, isErr := gatewaytest.Call(t, c, "unraid_vm_control", map[string]any{"vm": "Windows 11", "action": tc.action})
+		if !isErr || gatewaytest.ErrorCode(got) != "invalid_argument" || !strings.Contains(jsonOf(got), tc.has) || got["ticket"] != nil {
+			t.Errorf("%s VM, %s: %v", tc.state, tc.action, got)
+		}
+	}
+	if m := mutations(h); len(m) != 0 {
+		t.Fatalf("a refused preview reached Unraid: %v", m)
+	}
+}
+
+// issue 24: a mutation that can kill a container or power a VM off hard
+// needs a person even when an operator's policy data leaves the action to
+// the model (as the docs once suggested for restarts): the preview reports
+// the effect and the gateway raises the approval on it.
+func TestAHardStopNeedsAPersonWhateverTheActionData(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, policies.FS); err != nil {
+		t.Fatal(err)
+	}
+	toolsJSON := filepath.Join(dir, "data", "toolgate", "tools.json")
+	raw, err := os.ReadFile(toolsJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose := strings.Replace(strings.Replace(string(raw), `"unraid_container_control": {"action": ["start"]}`, `"unraid_container_control": {"action": ["start", "stop", "restart"]}`, 1),
+		`"unraid_vm_control": {"action": ["start"]}`, `"unraid_vm_control": {"action": ["start", "stop"]}`, 1)
+	if loose == string(raw) {
+		t.Fatal("tools.json changed shape; update this test")
+	}
+	if err := os.WriteFile(toolsJSON, []byte(loose), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, g := startGatewayWith(t, adminKey, true, fakeunraid.Options{}, func(c *app.Config) { c.PolicyDir = dir })
+	c := g.Client("operator", "")
+	for _, tc := range []struct {
+		tool     string
+		args     map[string]any
+		approval string
+	}{
+		{"unraid_container_control", map[string]any{"container": "plex", "action": "restart"}, "human"},
+		{"unraid_container_control", map[string]any{"container": "plex", "action": "stop"}, "human"},
+		{"unraid_vm_control", map[string]any{"vm": "pfSense-lab", "action": "stop"}, "human"},
+		{"unraid_container_control", map[string]any{"container": "nextcloud", "action": "start"}, "model"},
+	} {
+		got, isErr := gatewaytest.Call(t, c, tc.tool, tc.args)
+		if isErr || got["status"] != "confirmation_required" || got["approval"] != tc.approval {
+			t.Errorf("%s %v: %v, want approval %s", tc.tool, tc.args, got, tc.approval)
+		}
+	}
+	if m := mutations(h); len(m) != 0 {
+		t.Fatalf("previews changed something: %v", m)
+	}
+}
+
+// issue 24: what an older Unraid API does differently is said before a
+// ticket: API 4.34.0 has no container restart (it came with 4.36.0), and
+// its parity resume starts a new check from the beginning (unraid/api#1815,
+// fixed in 4.35.0).
+func TestPreviewsKnowTheAPIRelease(t *testing.T) {
+	h, g := startGatewayWith(t, adminKey, true, fakeunraid.Options{Release: "4.34.0"}, nil)
+	c := g.Client("operator", "")
+	got, isErr := gatewaytest.Call(t, c, "unraid_container_control", map[string]any{"container": "plex", "action": "restart"})
+	if !isErr || gatewaytest.ErrorCode(got) != "invalid_argument" || !strings.Contains(jsonOf(got), "came with API 4.36.0") || got["ticket"] != nil {
+		t.Fatalf("restart on 4.34.0: %v", got)
+	}
+	h.fake.Update(func(s *fakeunraid.State) {
+		tr := true
+		s.Array.ParityCheckStatus = &unraidapi.ParityCheck{Status: "PAUSED", Running: &tr, Paused: &tr}
+	})
+	g.Wire.Reset()
+	prev, isErr := gatewaytest.Call(t, c, "unraid_parity_check", map[string]any{"action": "resume"})
+	if isErr || prev["ticket"] == nil || !strings.Contains(g.Wire.String(), "STARTS A NEW CHECK FROM THE BEGINNING") {
+		t.Fatalf("resume on 4.34.0: %v", prev)
+	}
+	if m := mutations(h); len(m) != 0 {
+		t.Fatalf("previews changed something: %v", m)
+	}
+
+	_, g = startGateway(t, adminKey, true)
+	g.Wire.Reset()
+	if prev, _ := gatewaytest.Call(t, g.Client("operator", ""), "unraid_container_control", map[string]any{"container": "plex", "action": "restart"}); prev["ticket"] == nil {
+		t.Fatalf("restart on 4.37.2: %v", prev)
+	}
+}
+
 // VM start and notification archive apply what the preview showed.
 func TestVMAndArchiveFlows(t *testing.T) {
 	h, g := startGateway(t, adminKey, true)
@@ -262,4 +438,35 @@ func callReq(name string, args map[string]any) mcp.CallToolRequest {
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = name, args
 	return req
+}
+
+// issue 24: a stop blocks while Unraid waits for the guest (up to about
+// 10 seconds, then the power-off). When the service's deadline passes
+// first, the answer says the action may still complete, never that
+// nothing happened.
+func TestASlowMutationSaysItMayStillComplete(t *testing.T) {
+	fake := fakeunraid.New(fakeunraid.Options{ViewerKey: viewerKey, AdminKey: adminKey}, fakeunraid.DemoState(testNow))
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"query":"mutation`) {
+			time.Sleep(time.Second)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		fake.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(slow.Close)
+	hc, err := upstream.New(upstream.Config{Name: "Unraid", BaseURL: slow.URL, AllowHTTP: true, Retries: -1, Timeout: 200 * time.Millisecond,
+		Header: map[string][]string{"X-Api-Key": {adminKey}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := New(unraidapi.New(hc, unraidapi.NewLimiter(unraidapi.ThrottleLimit, unraidapi.DefaultMaxWait, nil, nil), nil), nil)
+	p, err := svc.vmPreview(t.Context(), vmControlArgs{VM: "pfSense-lab", Action: "stop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.vmApply(t.Context(), vmControlArgs{}, p)
+	if toolerr.CodeOf(err) != toolerr.Timeout || !strings.Contains(toolerr.MessageOf(err), "may still complete") || !strings.Contains(toolerr.MessageOf(err), "unraid_vm_list") {
+		t.Fatalf("got %v", err)
+	}
 }

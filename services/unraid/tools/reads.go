@@ -118,7 +118,11 @@ func capacity(c unraidapi.Capacity) map[string]any {
 	}
 }
 
-func parityStatus(p unraidapi.ParityCheck) map[string]any {
+// parityStatus is nil when this Unraid's API lacks the status (< 4.16.0).
+func parityStatus(p *unraidapi.ParityCheck) map[string]any {
+	if p == nil {
+		return nil
+	}
 	out := map[string]any{"status": p.Status, "running": p.Running, "paused": p.Paused, "progress_percent": p.Progress,
 		"correcting": p.Correcting, "errors": p.Errors, "speed_mb_s": p.Speed, "date": p.Date}
 	if p.Duration != nil {
@@ -129,13 +133,14 @@ func parityStatus(p unraidapi.ParityCheck) map[string]any {
 
 func (s *Service) overview(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 	var d unraidapi.OverviewData
-	if err := s.api.Do(ctx, unraidapi.Overview, nil, &d); err != nil {
+	lacks, err := s.api.Query(ctx, unraidapi.Overview, nil, &d)
+	if err != nil {
 		return nil, err
 	}
 	i := d.Info
 	out := map[string]any{
 		"hostname": str(i.OS.Hostname),
-		"unraid":   str(i.Versions.Core.Unraid), "api": str(i.Versions.Core.API),
+		"unraid":   i.Versions.Core.Unraid, "api": i.Versions.Core.API,
 		"kernel": str(i.OS.Kernel), "server_time": i.Time,
 		"cpu": map[string]any{"brand": strings.TrimSpace(str(i.CPU.Manufacturer) + " " + str(i.CPU.Brand)), "cores": i.CPU.Cores,
 			"threads": i.CPU.Threads, "speed_ghz": i.CPU.Speed, "max_speed_ghz": i.CPU.SpeedMax},
@@ -158,7 +163,17 @@ func (s *Service) overview(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 			"used_percent": m.PercentTotal, "swap_used_bytes": m.SwapUsed.V, "swap_total_bytes": m.SwapTotal.V, "swap_used_percent": m.PercentSwapTotal,
 		}
 	}
-	return out, nil
+	return answered(out, lacks), nil
+}
+
+// answered adds to a read's result the fields this Unraid's API lacked
+// (each with the release that has it); they are null or absent above.
+func answered(out map[string]any, lacks unraidapi.Lacks) map[string]any {
+	if len(lacks) > 0 {
+		out["api_lacks"] = lacks
+		out["api_lacks_note"] = "this Unraid's API is older than these fields: they are missing (null) in this answer; updating Unraid (or the Unraid Connect plugin) brings them"
+	}
+	return out
 }
 
 func arrayDisk(d unraidapi.ArrayDisk) map[string]any {
@@ -179,7 +194,8 @@ func (s *Service) arrayStatus(ctx context.Context, _ toolkit.NoArgs) (any, error
 	var d struct {
 		Array unraidapi.Array `json:"array"`
 	}
-	if err := s.api.Do(ctx, unraidapi.ArrayStatus, nil, &d); err != nil {
+	lacks, err := s.api.Query(ctx, unraidapi.ArrayStatus, nil, &d)
+	if err != nil {
 		return nil, err
 	}
 	a := d.Array
@@ -191,19 +207,20 @@ func (s *Service) arrayStatus(ctx context.Context, _ toolkit.NoArgs) (any, error
 		return out
 	}
 	slots := a.Capacity.Disks
-	return map[string]any{
+	return answered(map[string]any{
 		"state": a.State, "capacity": capacity(a.Capacity.Kilobytes),
 		"slots":        map[string]any{"used": parseKB(slots.Used), "free": parseKB(slots.Free), "total": parseKB(slots.Total)},
 		"parity_check": parityStatus(a.ParityCheckStatus),
 		"parity":       list(a.Parities), "data": list(a.Disks), "cache": list(a.Caches),
-	}, nil
+	}, lacks), nil
 }
 
 func (s *Service) disks(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 	var d struct {
 		Disks []unraidapi.Disk `json:"disks"`
 	}
-	if err := s.api.Do(ctx, unraidapi.Disks, nil, &d); err != nil {
+	lacks, err := s.api.Query(ctx, unraidapi.Disks, nil, &d)
+	if err != nil {
 		return nil, err
 	}
 	out := []map[string]any{}
@@ -219,8 +236,8 @@ func (s *Service) disks(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 			"size_bytes": int64(x.Size), "size": bytesHuman(int64(x.Size)), "partitions": parts,
 		})
 	}
-	return map[string]any{"disks": out, "total": len(d.Disks), "complete": len(d.Disks) <= maxDisks,
-		"note": "smart_status OK means SMART reports no failure; for attributes use the extended profile's unraidssh_smart"}, nil
+	return answered(map[string]any{"disks": out, "total": len(d.Disks), "complete": len(d.Disks) <= maxDisks,
+		"note": "smart_status OK means SMART reports no failure; for attributes use the extended profile's unraidssh_smart"}, lacks), nil
 }
 
 func name(c unraidapi.Container) string {
@@ -230,18 +247,19 @@ func name(c unraidapi.Container) string {
 	return strings.TrimPrefix(c.Names[0], "/")
 }
 
-func (s *Service) listContainers(ctx context.Context) ([]unraidapi.Container, error) {
+func (s *Service) listContainers(ctx context.Context) ([]unraidapi.Container, unraidapi.Lacks, error) {
 	var d unraidapi.ContainersData
-	if err := s.api.Do(ctx, unraidapi.Containers, nil, &d); err != nil {
-		return nil, err
+	lacks, err := s.api.Query(ctx, unraidapi.Containers, nil, &d)
+	if err != nil {
+		return nil, nil, err
 	}
 	cs := d.Docker.Containers
 	slices.SortStableFunc(cs, func(a, b unraidapi.Container) int { return strings.Compare(name(a), name(b)) })
-	return cs, nil
+	return cs, lacks, nil
 }
 
 func (s *Service) containers(ctx context.Context, in containerListArgs) (any, error) {
-	cs, err := s.listContainers(ctx)
+	cs, lacks, err := s.listContainers(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +282,7 @@ func (s *Service) containers(ctx context.Context, in containerListArgs) (any, er
 			"image": clip(c.Image, 200), "update_available": c.IsUpdateAvailable, "autostart": c.AutoStart, "ports": ports,
 			"created": time.Unix(c.Created, 0).UTC().Format(time.RFC3339)})
 	}
-	return map[string]any{"containers": out, "page": pg}, nil
+	return answered(map[string]any{"containers": out, "page": pg}, lacks), nil
 }
 
 // strip removes the server prefix of a PrefixedID.
@@ -278,7 +296,7 @@ func strip(id string) string {
 // findContainer resolves a name or id (with or without the server prefix)
 // against Unraid's list, so a write can only ever target a real container.
 func (s *Service) findContainer(ctx context.Context, ref string) (unraidapi.Container, error) {
-	cs, err := s.listContainers(ctx)
+	cs, _, err := s.listContainers(ctx)
 	if err != nil {
 		return unraidapi.Container{}, err
 	}
@@ -308,7 +326,7 @@ func (s *Service) containerLogs(ctx context.Context, in containerLogArgs) (any, 
 	}
 	vars["id"] = c.ID
 	var d unraidapi.LogsData
-	if err := s.api.Do(ctx, unraidapi.ContainerLogs, vars, &d); err != nil {
+	if _, err := s.api.Query(ctx, unraidapi.ContainerLogs, vars, &d); err != nil {
 		return nil, err
 	}
 	lines := d.Docker.Logs.Lines
@@ -339,7 +357,7 @@ func (s *Service) containerLogs(ctx context.Context, in containerLogArgs) (any, 
 
 func (s *Service) vms(ctx context.Context, in pageArgs) (any, error) {
 	var d unraidapi.VMsData
-	if err := s.api.Do(ctx, unraidapi.VMs, nil, &d); err != nil {
+	if _, err := s.api.Query(ctx, unraidapi.VMs, nil, &d); err != nil {
 		return nil, err
 	}
 	all := d.VMs.Domains
@@ -356,7 +374,7 @@ func (s *Service) shares(ctx context.Context, in pageArgs) (any, error) {
 	var d struct {
 		Shares []unraidapi.Share `json:"shares"`
 	}
-	if err := s.api.Do(ctx, unraidapi.Shares, nil, &d); err != nil {
+	if _, err := s.api.Query(ctx, unraidapi.Shares, nil, &d); err != nil {
 		return nil, err
 	}
 	items, pg := paginate(d.Shares, in.Offset, in.Limit, defaultPageSize)
@@ -383,7 +401,7 @@ func (s *Service) notifications(ctx context.Context, in notificationArgs) (any, 
 		filter["importance"] = in.Importance
 	}
 	var d unraidapi.NotificationsData
-	if err := s.api.Do(ctx, unraidapi.Notifications, map[string]any{"filter": filter}, &d); err != nil {
+	if _, err := s.api.Query(ctx, unraidapi.Notifications, map[string]any{"filter": filter}, &d); err != nil {
 		return nil, err
 	}
 	list := d.Notifications.List
@@ -405,13 +423,13 @@ func (s *Service) parityHistory(ctx context.Context, in historyArgs) (any, error
 	var d struct {
 		History []unraidapi.ParityCheck `json:"parityHistory"`
 	}
-	if err := s.api.Do(ctx, unraidapi.ParityHistory, nil, &d); err != nil {
+	if _, err := s.api.Query(ctx, unraidapi.ParityHistory, nil, &d); err != nil {
 		return nil, err
 	}
 	items, pg := paginate(d.History, in.Offset, in.Limit, 10)
 	out := []map[string]any{}
 	for _, p := range items {
-		m := parityStatus(p)
+		m := parityStatus(&p)
 		delete(m, "running")
 		delete(m, "paused")
 		out = append(out, m)
@@ -423,7 +441,7 @@ func (s *Service) logFiles(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 	var d struct {
 		Files []unraidapi.LogFileInfo `json:"logFiles"`
 	}
-	if err := s.api.Do(ctx, unraidapi.LogFiles, nil, &d); err != nil {
+	if _, err := s.api.Query(ctx, unraidapi.LogFiles, nil, &d); err != nil {
 		return nil, err
 	}
 	files := d.Files
@@ -455,7 +473,7 @@ func (s *Service) logRead(ctx context.Context, in logReadArgs) (any, error) {
 	var d struct {
 		File unraidapi.LogFileContent `json:"logFile"`
 	}
-	if err := s.api.Do(ctx, unraidapi.LogFile, vars, &d); err != nil {
+	if _, err := s.api.Query(ctx, unraidapi.LogFile, vars, &d); err != nil {
 		return nil, err
 	}
 	f := d.File
@@ -477,7 +495,8 @@ func (s *Service) logRead(ctx context.Context, in logReadArgs) (any, error) {
 
 func (s *Service) network(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 	var d unraidapi.NetworkData
-	if err := s.api.Do(ctx, unraidapi.Network, nil, &d); err != nil {
+	lacks, err := s.api.Query(ctx, unraidapi.Network, nil, &d)
+	if err != nil {
 		return nil, err
 	}
 	traffic := map[string]map[string]any{}
@@ -500,18 +519,19 @@ func (s *Service) network(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 				v6 = append(v6, a.Address)
 			}
 		}
-		out = append(out, map[string]any{"name": n.Name, "description": clip(str(n.Description), 100), "state": str(n.Operstate),
-			"speed_mbps": n.Speed, "mtu": n.MTU, "duplex": str(n.Duplex), "virtual": n.Virtual, "dhcp": n.UseDhcp,
+		out = append(out, map[string]any{"name": n.Name, "description": clip(str(n.Description), 100), "state": n.Operstate,
+			"speed_mbps": n.Speed, "mtu": n.MTU, "duplex": n.Duplex, "virtual": n.Virtual, "dhcp": n.UseDhcp,
 			"gateway": str(n.Gateway), "ipv4": v4, "ipv6": v6, "traffic": traffic[n.Name]})
 	}
-	return map[string]any{"interfaces": out}, nil
+	return answered(map[string]any{"interfaces": out}, lacks), nil
 }
 
 func (s *Service) ups(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 	var d struct {
 		UPS []unraidapi.UPSDevice `json:"upsDevices"`
 	}
-	if err := s.api.Do(ctx, unraidapi.UPS, nil, &d); err != nil {
+	lacks, err := s.api.Query(ctx, unraidapi.UPS, nil, &d)
+	if err != nil {
 		return nil, err
 	}
 	out := []map[string]any{}
@@ -521,7 +541,7 @@ func (s *Service) ups(ctx context.Context, _ toolkit.NoArgs) (any, error) {
 			"battery_health": u.Battery.Health, "load_percent": u.Power.LoadPercentage, "input_v": u.Power.InputVoltage,
 			"output_v": u.Power.OutputVoltage, "power_w": u.Power.CurrentPower, "nominal_w": u.Power.NominalPower})
 	}
-	return map[string]any{"ups": out, "configured": len(out) > 0}, nil
+	return answered(map[string]any{"ups": out, "configured": len(out) > 0}, lacks), nil
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -64,7 +64,8 @@ func New(api *unraidapi.Client, log *slog.Logger) *Service {
 // Ready checks that Unraid answers and accepts the key.
 func (s *Service) Ready(ctx context.Context) error {
 	var out unraidapi.ReadyData
-	return s.api.Do(ctx, unraidapi.Ready, nil, &out)
+	_, err := s.api.Query(ctx, unraidapi.Ready, nil, &out)
+	return err
 }
 
 // Tools lists the reads and the managed actions (the toolkit registers the

@@ -2,9 +2,11 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/unraid/unraidapi"
@@ -12,14 +14,39 @@ import (
 
 // The managed actions. Each exists only with UNRAID_ALLOW_WRITES=true and
 // runs through the gateway's preview → ticket → confirm; the policy data
-// makes unraid_parity_check wait for a person. Previews hold only fields
-// that do not drift by themselves (no "Up 3 hours", no progress), so an
-// unchanged Unraid gives the same preview at confirm.
+// makes unraid_parity_check wait for a person, and so does every action
+// whose preview reports that it can end in a kill or a hard power-off.
+// Previews hold only fields that do not drift by themselves (no "Up 3
+// hours", no progress), so an unchanged Unraid gives the same preview at
+// confirm. Each effect says what unraid/api 4.37.2 does for the mutation
+// (api/src/unraid-api/graph/resolvers/{docker,vms,array}/…; see
+// docs/services/unraid.md, Upstream).
+
+// Effects a preview reports to the policy (fact "effects"): the shipped
+// policy data makes each of these wait for a person.
+const (
+	// effectContainerKill: Docker kills the container (SIGKILL) when it
+	// has not stopped 10 seconds after its stop signal.
+	effectContainerKill = "container_kill"
+	// effectVMPowerOff: Unraid powers the VM off hard when its guest has
+	// not shut down about 10 seconds after the request.
+	effectVMPowerOff = "vm_power_off"
+)
+
+// facts are what every unraid action's preview tells the policy: the
+// effects that can follow from it (none is a fact too: the policy data
+// requires the fact of every unraid write).
+func facts(effects ...string) approval.Facts {
+	if effects == nil {
+		effects = []string{}
+	}
+	return approval.Facts{"effects": effects}
+}
 
 type (
 	containerControlArgs struct {
 		Container string `json:"container" jsonschema:"Container name or id." schema:"minLength=1,maxLength=200,pattern=^[A-Za-z0-9][A-Za-z0-9_.:-]*$"`
-		Action    string `json:"action" schema:"enum=start|stop|restart"`
+		Action    string `json:"action" jsonschema:"stop and restart kill the container if it ignores its stop signal for 10 s." schema:"enum=start|stop|restart"`
 	}
 	containerChange struct {
 		Action    string `json:"action"`
@@ -32,7 +59,7 @@ type (
 	}
 	vmControlArgs struct {
 		VM     string `json:"vm" jsonschema:"VM name or id." schema:"minLength=1,maxLength=200"`
-		Action string `json:"action" jsonschema:"start, or stop (a clean shutdown)." schema:"enum=start|stop"`
+		Action string `json:"action" jsonschema:"start, or stop: shutdown request, hard power-off after ~10 s." schema:"enum=start|stop"`
 	}
 	vmChange struct {
 		Action string `json:"action"`
@@ -67,14 +94,37 @@ type (
 	}
 )
 
+// PreviewFacts: a stop or restart can end in a kill.
+func (c containerChange) PreviewFacts() approval.Facts {
+	if c.Action == "start" {
+		return facts()
+	}
+	return facts(effectContainerKill)
+}
+
+// PreviewFacts: a stop can end in a hard power-off.
+func (v vmChange) PreviewFacts() approval.Facts {
+	if v.Action == "start" {
+		return facts()
+	}
+	return facts(effectVMPowerOff)
+}
+
+// PreviewFacts: a parity check stops nothing (the tool needs a person
+// anyway).
+func (parityChange) PreviewFacts() approval.Facts { return facts() }
+
+// PreviewFacts: archiving stops nothing.
+func (archiveChange) PreviewFacts() approval.Facts { return facts() }
+
 func (s *Service) writes() []toolkit.Tool {
 	return []toolkit.Tool{
 		{Name: "unraid_container_control", Title: "Start, stop or restart a container",
-			Description: "Start, stop or restart one Docker container. Previewed with its current state; applies after confirmation.",
+			Description: "Start, stop or restart one Docker container. Stop and restart send its stop signal and kill it after 10 s; they wait for a person. Previewed first.",
 			Annotations: toolkit.Annotations{},
 			Handler:     toolkit.WriteFor(s.containerPreview, s.containerApply)},
 		{Name: "unraid_vm_control", Title: "Start or stop a VM",
-			Description: "Start a VM or shut it down cleanly. Previewed with its current state; applies after confirmation.",
+			Description: "Start a VM, or stop it: Unraid asks the guest to shut down and powers it off hard after ~10 s; returns when it is off. Stop waits for a person.",
 			Annotations: toolkit.Annotations{},
 			Handler:     toolkit.WriteFor(s.vmPreview, s.vmApply)},
 		{Name: "unraid_parity_check", Title: "Start, pause, resume or cancel a parity check",
@@ -86,6 +136,25 @@ func (s *Service) writes() []toolkit.Tool {
 			Annotations: toolkit.Annotations{Idempotent: true},
 			Handler:     toolkit.WriteFor(s.archivePreview, s.archiveApply)},
 	}
+}
+
+// apiVersion is the release of this Unraid's API (info.versions.core.api),
+// "" when it does not say.
+func (s *Service) apiVersion(ctx context.Context) (string, error) {
+	var d unraidapi.ReadyData
+	if _, err := s.api.Query(ctx, unraidapi.Ready, nil, &d); err != nil {
+		return "", err
+	}
+	return str(d.Info.Versions.Core.API), nil
+}
+
+// mutationTimeout words a deadline that passed while a mutation ran:
+// Unraid may still finish it.
+func mutationTimeout(err error, check string) error {
+	if unraidapi.IsCode(err, toolerr.Timeout) {
+		return toolerr.Wrap(toolerr.Timeout, err, "Unraid did not answer in time; the action may still complete: check with %s before trying again", check)
+	}
+	return err
 }
 
 func (s *Service) containerPreview(ctx context.Context, in containerControlArgs) (containerChange, error) {
@@ -104,10 +173,21 @@ func (s *Service) containerPreview(ctx context.Context, in containerControlArgs)
 	case in.Action == "restart" && c.State != "RUNNING":
 		return ch, toolerr.New(toolerr.InvalidArgument, "container %s is not running (%s); use action start", ch.Container, strings.ToLower(c.State))
 	}
+	if in.Action == "restart" {
+		v, err := s.apiVersion(ctx)
+		if err != nil {
+			return ch, err
+		}
+		if unraidapi.Older(v, "4.36.0") {
+			return ch, toolerr.New(toolerr.InvalidArgument, "this Unraid's API (%s) has no container restart (it came with API 4.36.0): stop the container, then start it", v)
+		}
+	}
 	ch.Effect = map[string]string{
-		"start":   "starts the container",
-		"stop":    "stops the container; what it serves is unavailable until it is started again",
-		"restart": "stops and starts the container; what it serves is briefly unavailable",
+		"start": "Docker starts the container; the call returns with its new state",
+		"stop": "Docker sends the container its stop signal (SIGTERM unless its image sets another) and KILLS it if it has not exited after 10 seconds (unsaved work in it is lost); " +
+			"the call returns when it has stopped; what it serves is unavailable until it is started again",
+		"restart": "Docker stops the container the same way (stop signal, KILLED after 10 seconds) and starts it again; Unraid then waits up to 10 seconds for it to run; " +
+			"what it serves is unavailable meanwhile",
 	}[in.Action]
 	return ch, nil
 }
@@ -119,15 +199,15 @@ func (s *Service) containerApply(ctx context.Context, in containerControlArgs, p
 			State string `json:"state"`
 		} `json:"docker"`
 	}
-	if err := s.api.Do(ctx, doc, map[string]any{"id": p.ID}, &out); err != nil {
-		return nil, err
+	if err := s.api.Mutate(ctx, doc, map[string]any{"id": p.ID}, &out); err != nil {
+		return nil, mutationTimeout(err, "unraid_container_list")
 	}
 	return map[string]any{"container": p.Container, "action": p.Action, "state": out.Docker[p.Action].State}, nil
 }
 
 func (s *Service) findVM(ctx context.Context, ref string) (unraidapi.VM, error) {
 	var d unraidapi.VMsData
-	if err := s.api.Do(ctx, unraidapi.VMs, nil, &d); err != nil {
+	if _, err := s.api.Query(ctx, unraidapi.VMs, nil, &d); err != nil {
 		return unraidapi.VM{}, err
 	}
 	for _, v := range d.VMs.Domains {
@@ -138,20 +218,45 @@ func (s *Service) findVM(ctx context.Context, ref string) (unraidapi.VM, error) 
 	return unraidapi.VM{}, toolerr.New(toolerr.NotFound, "Unraid has no VM %q; list them with unraid_vm_list", ref)
 }
 
+// vmRefusal says why Unraid's API would not do action to a VM in state,
+// or "" when it would: VmsService.setVmState boots only a SHUTOFF VM (a
+// PAUSED one it resumes), shuts down only a RUNNING or PAUSED one, refuses
+// some transitions and answers true without doing anything for the rest.
+func vmRefusal(action, state, vm string) string {
+	switch {
+	case action == "start" && state == "SHUTOFF", action == "stop" && (state == "RUNNING" || state == "PAUSED"):
+		return ""
+	case action == "start" && (state == "RUNNING" || state == "IDLE"):
+		return fmt.Sprintf("VM %s is already running (%s); nothing to start", vm, strings.ToLower(state))
+	case action == "start" && state == "PAUSED":
+		return fmt.Sprintf("VM %s is paused, not stopped; resuming is not offered here", vm)
+	case action == "stop" && state == "SHUTOFF":
+		return fmt.Sprintf("VM %s is already stopped", vm)
+	case state == "SHUTDOWN":
+		return fmt.Sprintf("VM %s is shutting down; check again with unraid_vm_list in a moment", vm)
+	}
+	return fmt.Sprintf("VM %s is %s: Unraid's API would refuse to %s it or report success without doing anything; use the Unraid web UI", vm, strings.ToLower(state), action)
+}
+
 func (s *Service) vmPreview(ctx context.Context, in vmControlArgs) (vmChange, error) {
 	v, err := s.findVM(ctx, in.VM)
 	if err != nil {
 		return vmChange{}, err
 	}
 	ch := vmChange{Action: in.Action, VM: clip(str(v.Name), 200), ID: v.ID, State: v.State}
-	stopped := slices.Contains([]string{"SHUTOFF", "SHUTDOWN", "CRASHED", "NOSTATE"}, v.State)
-	switch {
-	case in.Action == "start" && !stopped:
-		return ch, toolerr.New(toolerr.InvalidArgument, "VM %s is %s, not stopped; nothing to start", ch.VM, strings.ToLower(v.State))
-	case in.Action == "stop" && stopped:
-		return ch, toolerr.New(toolerr.InvalidArgument, "VM %s is already stopped", ch.VM)
+	if why := vmRefusal(in.Action, v.State, ch.VM); why != "" {
+		return ch, toolerr.New(toolerr.InvalidArgument, "%s", why)
 	}
-	ch.Effect = map[string]string{"start": "boots the VM", "stop": "asks the VM's operating system to shut down (like pressing the power button)"}[in.Action]
+	switch {
+	case in.Action == "start":
+		ch.Effect = "libvirt boots the VM; the call returns once it has started"
+	case v.State == "PAUSED":
+		ch.Effect = "the VM is paused, so its guest cannot answer the shutdown request: after about 10 seconds Unraid POWERS IT OFF HARD " +
+			"(like pulling the plug: unsaved data in the guest is lost); the call returns when it is off"
+	default:
+		ch.Effect = "Unraid asks the guest to shut down (ACPI power button) and checks once a second; if it is not off after about 10 seconds, Unraid POWERS IT OFF HARD " +
+			"(like pulling the plug: unsaved data in the guest is lost); the call returns when it is off"
+	}
 	return ch, nil
 }
 
@@ -160,11 +265,19 @@ func (s *Service) vmApply(ctx context.Context, _ vmControlArgs, p vmChange) (any
 	var out struct {
 		VM map[string]bool `json:"vm"`
 	}
-	if err := s.api.Do(ctx, doc, map[string]any{"id": p.ID}, &out); err != nil {
-		return nil, err
+	if err := s.api.Mutate(ctx, doc, map[string]any{"id": p.ID}, &out); err != nil {
+		return nil, mutationTimeout(err, "unraid_vm_list")
 	}
-	return map[string]any{"vm": p.VM, "action": p.Action, "accepted": out.VM[p.Action],
-		"note": "the VM changes state in the background; check with unraid_vm_list"}, nil
+	res := map[string]any{"vm": p.VM, "action": p.Action, "done": out.VM[p.Action]}
+	// The mutation returns only when the VM has started or is off; the
+	// state shown is read afterwards.
+	if v, err := s.findVM(ctx, p.ID); err == nil {
+		res["state"] = v.State
+	}
+	if p.Action == "stop" {
+		res["note"] = "Unraid does not say whether the guest shut down by itself or was powered off hard"
+	}
+	return res, nil
 }
 
 func (s *Service) parityPreview(ctx context.Context, in parityArgs) (parityChange, error) {
@@ -174,10 +287,13 @@ func (s *Service) parityPreview(ctx context.Context, in parityArgs) (parityChang
 	var d struct {
 		Array unraidapi.Array `json:"array"`
 	}
-	if err := s.api.Do(ctx, unraidapi.ArrayStatus, nil, &d); err != nil {
+	if _, err := s.api.Query(ctx, unraidapi.ArrayStatus, nil, &d); err != nil {
 		return parityChange{}, err
 	}
 	p := d.Array.ParityCheckStatus
+	if p == nil {
+		return parityChange{}, toolerr.New(toolerr.UpstreamUnavailable, "this Unraid's API does not report the parity check's state (array.parityCheckStatus came with API 4.16.0), so what the action would do cannot be shown; update Unraid (or the Unraid Connect plugin)")
+	}
 	running, paused := p.Running != nil && *p.Running, p.Paused != nil && *p.Paused
 	ch := parityChange{Action: in.Action, Correct: in.Correct, ArrayState: d.Array.State, Status: p.Status}
 	switch {
@@ -200,7 +316,17 @@ func (s *Service) parityPreview(ctx context.Context, in parityArgs) (parityChang
 	case in.Action == "pause":
 		ch.Effect = "pauses the running check; it can be resumed"
 	case in.Action == "resume":
+		v, err := s.apiVersion(ctx)
+		if err != nil {
+			return ch, err
+		}
 		ch.Effect = "resumes the paused check where it stopped"
+		if unraidapi.Older(v, "4.35.0") {
+			// unraid/api#1815: sent as cmdCheck=Resume, which emhttpd takes
+			// for a new check; fixed in 4.35.0 (#2009).
+			ch.Effect = fmt.Sprintf("on this Unraid's API (%s) resume STARTS A NEW CHECK FROM THE BEGINNING, without corrections (a bug fixed in API 4.35.0); "+
+				"the progress so far is lost; the array stays usable but slower", v)
+		}
 	default:
 		ch.Effect = "cancels the check; a later check starts from the beginning"
 	}
@@ -216,8 +342,8 @@ func (s *Service) parityApply(ctx context.Context, _ parityArgs, p parityChange)
 	}
 	// Unraid answers with its parity history (JSON); it says nothing about
 	// the new state, so the answer points to the status instead.
-	if err := s.api.Do(ctx, doc, vars, nil); err != nil {
-		return nil, err
+	if err := s.api.Mutate(ctx, doc, vars, nil); err != nil {
+		return nil, mutationTimeout(err, "unraid_array_status")
 	}
 	return map[string]any{"action": p.Action, "requested": true, "note": "see unraid_array_status for the check's progress"}, nil
 }
@@ -226,7 +352,7 @@ func (s *Service) archivePreview(ctx context.Context, in archiveArgs) (archiveCh
 	// Unread notifications are few in practice; 500 bounds the lookup.
 	var d unraidapi.NotificationsData
 	filter := map[string]any{"type": "UNREAD", "offset": 0, "limit": 500}
-	if err := s.api.Do(ctx, unraidapi.Notifications, map[string]any{"filter": filter}, &d); err != nil {
+	if _, err := s.api.Query(ctx, unraidapi.Notifications, map[string]any{"filter": filter}, &d); err != nil {
 		return archiveChange{}, err
 	}
 	ch := archiveChange{Action: "archive"}
@@ -254,8 +380,11 @@ func (s *Service) archiveApply(ctx context.Context, _ archiveArgs, p archiveChan
 	var out struct {
 		Overview unraidapi.NotificationOverview `json:"archiveNotifications"`
 	}
-	if err := s.api.Do(ctx, unraidapi.ArchiveNotifications, map[string]any{"ids": ids}, &out); err != nil {
-		return nil, err
+	if err := s.api.Mutate(ctx, unraidapi.ArchiveNotifications, map[string]any{"ids": ids}, &out); err != nil {
+		return nil, mutationTimeout(err, "unraid_notification_list")
 	}
-	return map[string]any{"archived": len(ids), "unread_left": out.Overview.Unread.Total}, nil
+	// Unraid archives each id on its own and skips, without a word, one
+	// that is no longer unread (notifications.service.ts archiveIds).
+	return map[string]any{"requested": len(ids), "unread_left": out.Overview.Unread.Total,
+		"note": "Unraid skips, without saying so, any of them that was no longer unread"}, nil
 }

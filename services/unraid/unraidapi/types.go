@@ -100,10 +100,11 @@ type Array struct {
 		Kilobytes Capacity `json:"kilobytes"`
 		Disks     Capacity `json:"disks"`
 	} `json:"capacity"`
-	ParityCheckStatus ParityCheck `json:"parityCheckStatus"`
-	Parities          []ArrayDisk `json:"parities"`
-	Disks             []ArrayDisk `json:"disks"`
-	Caches            []ArrayDisk `json:"caches"`
+	// ParityCheckStatus is nil when this Unraid's API lacks it (< 4.16.0).
+	ParityCheckStatus *ParityCheck `json:"parityCheckStatus"`
+	Parities          []ArrayDisk  `json:"parities"`
+	Disks             []ArrayDisk  `json:"disks"`
+	Caches            []ArrayDisk  `json:"caches"`
 }
 
 // NotificationCounts counts notifications by importance.
@@ -194,7 +195,7 @@ type Disk struct {
 	InterfaceType    string   `json:"interfaceType"`
 	SmartStatus      string   `json:"smartStatus"`
 	Temperature      *float64 `json:"temperature"`
-	IsSpinning       bool     `json:"isSpinning"`
+	IsSpinning       *bool    `json:"isSpinning"`
 	Partitions       []struct {
 		Name   string  `json:"name"`
 		FsType string  `json:"fsType"`
@@ -211,7 +212,6 @@ type Container struct {
 	Status            string   `json:"status"`
 	AutoStart         bool     `json:"autoStart"`
 	IsUpdateAvailable *bool    `json:"isUpdateAvailable"`
-	IsRebuildReady    *bool    `json:"isRebuildReady"`
 	Created           int64    `json:"created"`
 	Ports             []struct {
 		PrivatePort *int   `json:"privatePort"`
