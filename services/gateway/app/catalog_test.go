@@ -274,13 +274,40 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// runRouter starts the router's refresh loop (Run) and returns once its
+// first refresh has read the service's tools, so what the test changes
+// next is noticed by a failed call, not by that refresh.
+func runRouter(t *testing.T, h *harness) {
+	t.Helper()
+	served := make(chan struct{}, 1)
+	svc := h.Service()
+	h.SetService(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		svc.ServeHTTP(w, r)
+		if strings.Contains(string(body), `"tools/list"`) {
+			select {
+			case served <- struct{}{}:
+			default:
+			}
+		}
+	}))
+	go h.gw.Router.Run(t.Context(), time.Hour)
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not refresh")
+	}
+	h.SetService(svc)
+}
+
 // TestAServiceThatStopsLeavesTheCatalog: the first call that finds a
 // service not running says so, and its tools leave every list at once
 // (not at the next refresh a minute later); a call after that is a call
 // of a tool that is not there.
 func TestAServiceThatStopsLeavesTheCatalog(t *testing.T) {
 	h := newHarness(t)
-	go h.gw.Router.Run(t.Context(), time.Hour)
+	runRouter(t, h)
 	c := h.client("openwebui", "", "/mcp/demo")
 	if got := listNames(t, c); !slices.Contains(got, "demo_echo") {
 		t.Fatalf("before: %v", got)
@@ -303,7 +330,7 @@ func TestAServiceThatStopsLeavesTheCatalog(t *testing.T) {
 // leaves the lists at once, the service's other tools stay.
 func TestAToolTheServiceDroppedLeavesTheCatalog(t *testing.T) {
 	h := newHarness(t)
-	go h.gw.Router.Run(t.Context(), time.Hour)
+	runRouter(t, h)
 	c := h.client("openwebui", "", "/mcp/demo")
 	var fewer []toolkit.Tool
 	for _, tl := range h.demo.tools() {
