@@ -128,20 +128,13 @@ type Read struct {
 	relogged bool
 }
 
-// Public sends a GET that needs no authentication (health, version). No
-// credential is sent with it.
-func (r *Read) Public(ctx context.Context, path string) (*upstream.Response, error) {
-	resp, err := r.c.up.Do(ctx, upstream.Request{Path: path, Header: http.Header{"Accept": {"text/plain, application/json"}}})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
 // Get sends an authenticated GET and returns the final response whatever
 // its status, except that 401 and 403 become errors: in managed mode a 401
 // triggers one new login per Read and one repeat of the request; the
-// second 401 is reported.
+// second 401 is reported. Health (/) and /version go through Get too:
+// their FastAPI routes are public, but on the authenticated port Frigate's
+// nginx sends every /api path except /api/login through its auth_request
+// (docker/main/rootfs/usr/local/nginx/conf/nginx.conf, 0.14 to 0.18).
 func (r *Read) Get(ctx context.Context, path string, q url.Values, accept string) (*upstream.Response, error) {
 	req := upstream.Request{Path: path, Query: q, Header: http.Header{}}
 	if accept != "" {

@@ -312,30 +312,6 @@ func TestLoginWithoutTheCookie(t *testing.T) {
 	}
 }
 
-// Public requests carry no credential in any mode and never log in.
-func TestPublicSendsNoCredentials(t *testing.T) {
-	for _, mode := range []struct {
-		name string
-		cfg  modeCfg
-	}{{"managed", managed}, {"bearer", bearer}, {"unauthenticated", unauthenticated}} {
-		t.Run(mode.name, func(t *testing.T) {
-			s, srv := newStub(t)
-			c := newClient(t, srv, mode.cfg)
-			resp, err := c.Begin().Public(t.Context(), "/version")
-			if err != nil || resp.Status != http.StatusOK || string(resp.Body) != "0.18.2-4d1a5c7" {
-				t.Fatalf("public: %v %v", resp, err)
-			}
-			if logins, _ := s.counts(); logins != 0 {
-				t.Errorf("a public request logged in")
-			}
-			h := s.publicHdrs[0]
-			if h.Get("Authorization") != "" || h.Get("Cookie") != "" {
-				t.Errorf("public request sent credentials: %v", h)
-			}
-		})
-	}
-}
-
 // Concurrent reads share one login, and after a revocation one re-login.
 func TestConcurrentReadsShareOneLogin(t *testing.T) {
 	const n = 16

@@ -1,12 +1,15 @@
 // Package fakefrigate is a fake Frigate NVR for tests and the demo profile.
-// It answers the part of Frigate's API (dev 0.18) the frigate tool service
-// uses, with the real paths, parameters, field names and status codes:
-// POST /api/login setting the frigate_token cookie (401 on a bad password),
-// plain-text health and version, stats, config, profile, events with their
-// filters and sort orders, semantic search (enabled or not), event
-// snapshots and latest frames as generated JPEGs. Like Frigate on its
-// authenticated port 8971, every other endpoint needs the session cookie or
-// a bearer token.
+// It answers the part of Frigate's API the frigate tool service uses, as
+// blakeblackshear/frigate's source does at the release it plays (Release,
+// default 0.17): POST /api/login setting the frigate_token cookie, plain-text
+// health and version, stats, config, profile, events with their filters and
+// sort orders, semantic search (the 100 nearest over all events, then the
+// filters), event snapshots and latest frames as generated JPEGs.
+//
+// Like Frigate behind its nginx on the authenticated port 8971, every /api
+// path except /api/login and /api/logout needs the session cookie or a
+// bearer token, health and version included (nginx's auth_request covers
+// all of /api/); Options.Unauthenticated plays the internal port 5000.
 package fakefrigate
 
 import (
@@ -15,10 +18,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,11 +36,16 @@ import (
 // CookieName is Frigate's default auth.cookie_name.
 const CookieName = "frigate_token"
 
-// Camera is one configured camera.
 // maxRecorded bounds what the fake remembers of the requests it served:
 // tests look at the last few, and a demo stack left running must not grow.
 const maxRecorded = 10_000
 
+// searchK is how many nearest neighbours Frigate's vector search returns
+// per search type (frigate/embeddings/__init__.py: "AND k = 100"), before
+// any filter of the request is applied.
+const searchK = 100
+
+// Camera is one configured camera.
 type Camera struct {
 	Name          string
 	Enabled       bool
@@ -46,6 +56,10 @@ type Camera struct {
 	// is why the service must never pass configuration through.
 	RTSP string
 	FPS  float64
+	// Offline: no frame arrived within ffmpeg.retry_interval. Its latest
+	// frame is Frigate's "camera error" picture, or from 0.18 its last
+	// preview frame marked X-Frigate-Offline.
+	Offline bool
 }
 
 // Event is one tracked object.
@@ -60,25 +74,39 @@ type Event struct {
 	End         float64
 	HasClip     bool
 	HasSnapshot bool
-	Score       float64
+	// Score is data.score, the score of the frame the snapshot shows:
+	// Frigate's min_score, max_score and score sorting use it.
+	Score float64
+	// TopScore is data.top_score, the best score while tracking; zero
+	// means the same as Score.
+	TopScore float64
 	// Description is generated text; semantic description search matches it.
 	Description string
 }
 
 // Options seed a Fake.
 type Options struct {
+	// Release is the Frigate release to play; "" is Release017.
+	Release Release
 	// Users maps user names to passwords for POST /api/login.
 	Users map[string]string
 	// Tokens are bearer tokens accepted as if issued by /api/login.
-	Tokens  []string
+	Tokens []string
+	// Version overrides the release's version text.
 	Version string
 	Cameras []Camera
 	Events  []Event
 	// SemanticSearch is Frigate's semantic_search.enabled.
 	SemanticSearch bool
 	// Unauthenticated serves like Frigate's internal port 5000: nothing
-	// needs a session.
+	// needs a session and the caller is admin.
 	Unauthenticated bool
+	// AuthDisabled is auth.enabled: false on the authenticated port:
+	// every request passes as the viewer "viewer".
+	AuthDisabled bool
+	// RoleCameras, when not nil, are the cameras the role of every session
+	// may see (auth.roles). From 0.17 Frigate enforces it per request.
+	RoleCameras []string
 }
 
 // Fake is a fake Frigate. It is safe for concurrent use.
@@ -93,8 +121,11 @@ type Fake struct {
 
 // New returns a fake seeded with opts.
 func New(opts Options) *Fake {
+	if opts.Release == "" {
+		opts.Release = Release017
+	}
 	if opts.Version == "" {
-		opts.Version = "0.18.2-4d1a5c7"
+		opts.Version = opts.Release.Version()
 	}
 	f := &Fake{opts: opts, sessions: map[string]bool{}, frames: map[string][]byte{}}
 	for _, t := range opts.Tokens {
@@ -133,19 +164,32 @@ func (f *Fake) Requests() []string {
 	return append([]string(nil), f.requests...)
 }
 
+// caller is who a request comes as, after the auth check.
+type caller struct {
+	admin bool
+	// cameras the caller's role may see; nil means all.
+	cameras []string
+}
+
+func (c caller) sees(camera string) bool {
+	return c.cameras == nil || slices.Contains(c.cameras, camera)
+}
+
+type handler func(w http.ResponseWriter, r *http.Request, c caller)
+
 // Handler serves the API under /api.
 func (f *Fake) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/login", f.login)
-	mux.HandleFunc("GET /api/{$}", func(w http.ResponseWriter, _ *http.Request) {
+	mux.Handle("GET /api/{$}", f.auth(func(w http.ResponseWriter, _ *http.Request, _ caller) {
 		text(w, http.StatusOK, "Frigate is running. Alive and healthy!")
-	})
-	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
+	}))
+	mux.Handle("GET /api/version", f.auth(func(w http.ResponseWriter, _ *http.Request, _ caller) {
 		f.mu.Lock()
 		v := f.opts.Version
 		f.mu.Unlock()
 		text(w, http.StatusOK, v)
-	})
+	}))
 	mux.Handle("GET /api/profile", f.auth(f.profile))
 	mux.Handle("GET /api/stats", f.auth(f.stats))
 	mux.Handle("GET /api/config", f.auth(f.config))
@@ -154,6 +198,8 @@ func (f *Fake) Handler() http.Handler {
 	mux.Handle("GET /api/events/{id}", f.auth(f.event))
 	mux.Handle("GET /api/events/{id}/snapshot.jpg", f.auth(f.snapshot))
 	mux.Handle("GET /api/{camera}/{file}", f.auth(f.latest))
+	// Everything else under /api still passes nginx's auth first.
+	mux.Handle("/api/", f.auth(func(w http.ResponseWriter, _ *http.Request, _ caller) { f.notFound(w, "Not Found") }))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.requests = append(f.requests, r.Method+" "+r.URL.RequestURI())
@@ -181,6 +227,21 @@ func message(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]any{"success": false, "message": msg})
 }
 
+// notFound answers a missing event as the release does: Flask's plain
+// text (0.14), FastAPI's JSON string (0.15 and later).
+func (f *Fake) notFound(w http.ResponseWriter, msg string) {
+	if f.opts.Release.flask() {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(msg))
+		return
+	}
+	writeJSON(w, http.StatusNotFound, msg)
+}
+
+// nginx401 is what Frigate's nginx answers when its auth_request fails.
+const nginx401 = "<html>\r\n<head><title>401 Authorization Required</title></head>\r\n<body>\r\n<center><h1>401 Authorization Required</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+
 func (f *Fake) login(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		User     *string `json:"user"`
@@ -188,16 +249,25 @@ func (f *Fake) login(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	f.logins++
+	rel, authOff := f.opts.Release, f.opts.AuthDisabled
 	f.mu.Unlock()
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&body); err != nil || body.User == nil || body.Password == nil {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []map[string]any{{"type": "missing", "loc": []string{"body"}, "msg": "Field required"}}})
+		return
+	}
+	if authOff && rel.loginRefusedWhenAuthOff() {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Authentication is disabled"})
 		return
 	}
 	f.mu.Lock()
 	want, ok := f.opts.Users[*body.User]
 	f.mu.Unlock()
 	if !ok || want != *body.Password {
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Login failed"})
+		status := http.StatusUnauthorized
+		if rel.flask() {
+			status = http.StatusBadRequest
+		}
+		writeJSON(w, status, map[string]string{"message": "Login failed"})
 		return
 	}
 	b := make([]byte, 24)
@@ -210,45 +280,86 @@ func (f *Fake) login(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// auth admits a request with a live session cookie or bearer token.
-func (f *Fake) auth(next http.HandlerFunc) http.Handler {
+// auth admits a request as nginx's auth_request and Frigate's /auth do:
+// anything on the internal port, anything when auth is disabled, else a
+// live session cookie or bearer token.
+func (f *Fake) auth(next handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
-		open := f.opts.Unauthenticated
-		ok := open
-		if c, err := r.Cookie(CookieName); err == nil && f.sessions[c.Value] {
+		c := caller{admin: f.opts.Unauthenticated}
+		ok := f.opts.Unauthenticated || f.opts.AuthDisabled
+		if ck, err := r.Cookie(CookieName); err == nil && f.sessions[ck.Value] {
 			ok = true
 		}
 		if tok, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); found && f.sessions[tok] {
 			ok = true
 		}
+		if !c.admin && f.opts.Release.cameraRoles() && f.opts.RoleCameras != nil {
+			c.cameras = append([]string(nil), f.opts.RoleCameras...)
+		}
 		f.mu.Unlock()
 		if !ok {
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Authentication required"})
+			w.Header().Set("Content-Type", "text/html")
+			w.Header().Set("Location", "/login")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(nginx401))
 			return
 		}
-		next(w, r)
+		next(w, r, c)
 	})
 }
 
-func (f *Fake) profile(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"username": "viewer", "role": "viewer", "allowed_cameras": nil})
+func (f *Fake) profile(w http.ResponseWriter, _ *http.Request, c caller) {
+	user, role := "viewer", "viewer"
+	if c.admin {
+		user, role = "anonymous", "admin"
+	}
+	out := map[string]any{"username": user}
+	switch f.opts.Release {
+	case Release014, Release015:
+	case Release016:
+		out["role"] = role
+	default:
+		out["role"] = role
+		cams := c.cameras
+		if cams == nil {
+			for _, cam := range f.cameras() {
+				cams = append(cams, cam.Name)
+			}
+		}
+		out["allowed_cameras"] = cams
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
-func (f *Fake) stats(w http.ResponseWriter, _ *http.Request) {
+func (f *Fake) cameras() []Camera {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Camera(nil), f.opts.Cameras...)
+}
+
+func (f *Fake) stats(w http.ResponseWriter, _ *http.Request, c caller) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	cams := map[string]any{}
 	total := 0.0
-	for i, c := range f.opts.Cameras {
+	for i, cam := range f.opts.Cameras {
 		det := 0.0
-		if c.DetectEnabled {
+		if cam.DetectEnabled {
 			det = 1.5
 		}
 		total += det
-		cams[c.Name] = map[string]any{
-			"camera_fps": c.FPS, "process_fps": c.FPS, "skipped_fps": 0.0, "detection_fps": det,
-			"detection_enabled": c.DetectEnabled, "pid": 400 + i, "capture_pid": 500 + i, "ffmpeg_pid": 600 + i,
+		fps := cam.FPS
+		if cam.Offline {
+			fps = 0
+		}
+		// 0.18 leaves out the cameras a non-admin role may not see.
+		if f.opts.Release == Release018 && !c.sees(cam.Name) {
+			continue
+		}
+		cams[cam.Name] = map[string]any{
+			"camera_fps": fps, "process_fps": fps, "skipped_fps": 0.0, "detection_fps": det,
+			"detection_enabled": cam.DetectEnabled, "pid": 400 + i, "capture_pid": 500 + i, "ffmpeg_pid": 600 + i,
 			"audio_rms": 0.0, "audio_dBFS": 0.0,
 		}
 	}
@@ -267,7 +378,7 @@ func (f *Fake) stats(w http.ResponseWriter, _ *http.Request) {
 	})
 }
 
-func (f *Fake) config(w http.ResponseWriter, _ *http.Request) {
+func (f *Fake) config(w http.ResponseWriter, _ *http.Request, _ caller) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	cams := map[string]any{}
@@ -294,16 +405,19 @@ func (f *Fake) config(w http.ResponseWriter, _ *http.Request) {
 		track = append(track, l)
 	}
 	sort.Strings(track)
-	writeJSON(w, http.StatusOK, map[string]any{
-		"cameras":         cams,
-		"objects":         map[string]any{"track": track},
-		"semantic_search": map[string]any{"enabled": f.opts.SemanticSearch, "reindex": false, "model_size": "small"},
-		"mqtt":            map[string]any{"enabled": true, "host": "mqtt.lan", "user": "frigate", "password": "mqtt-password-in-config"},
-		"auth":            map[string]any{"enabled": true, "cookie_name": CookieName},
-	})
+	out := map[string]any{
+		"cameras": cams,
+		"objects": map[string]any{"track": track},
+		"mqtt":    map[string]any{"enabled": true, "host": "mqtt.lan", "user": "frigate", "password": "mqtt-password-in-config"},
+		"auth":    map[string]any{"enabled": !f.opts.AuthDisabled, "cookie_name": CookieName},
+	}
+	if f.opts.Release.semanticSearch() {
+		out["semantic_search"] = map[string]any{"enabled": f.opts.SemanticSearch, "reindex": false, "model_size": "small"}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
-// eventJSON renders an event as Frigate's EventResponse.
+// eventJSON renders an event as Frigate's event row.
 func eventJSON(e Event, thumbnails bool) map[string]any {
 	var end any
 	if e.End != 0 {
@@ -317,11 +431,16 @@ func eventJSON(e Event, thumbnails bool) map[string]any {
 	if zones == nil {
 		zones = []string{}
 	}
+	top := e.TopScore
+	if top == 0 {
+		top = e.Score
+	}
 	out := map[string]any{
 		"id": e.ID, "label": e.Label, "sub_label": sub, "camera": e.Camera, "start_time": e.Start, "end_time": end,
 		"false_positive": nil, "zones": zones, "thumbnail": nil, "has_clip": e.HasClip, "has_snapshot": e.HasSnapshot,
 		"retain_indefinitely": false, "plus_id": nil, "model_hash": "a1b2c3", "detector_type": "edgetpu", "model_type": "ssd",
-		"data": map[string]any{"type": "object", "score": e.Score, "top_score": e.Score, "description": e.Description,
+		"top_score": nil,
+		"data": map[string]any{"type": "object", "score": e.Score, "top_score": top, "description": e.Description,
 			"box": []float64{0.4, 0.3, 0.1, 0.3}, "region": []float64{0.3, 0.2, 0.3, 0.5}, "attributes": []any{}},
 	}
 	if thumbnails {
@@ -337,15 +456,6 @@ func list(v string) []string {
 	return strings.Split(v, ",")
 }
 
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
 func floatArg(r *http.Request, name string) (float64, bool, bool) {
 	v := r.URL.Query().Get(name)
 	if v == "" {
@@ -355,8 +465,11 @@ func floatArg(r *http.Request, name string) (float64, bool, bool) {
 	return f, true, err == nil
 }
 
-// filter applies the shared /events and /events/search filters.
-func filter(r *http.Request, events []Event) ([]Event, bool) {
+// filter applies the shared /events and /events/search filters as
+// frigate/api/event.py builds its WHERE clauses: after and before are
+// strict and ignored when 0, cameras are intersected with the role's,
+// min_score and max_score compare data.score.
+func (f *Fake) filter(r *http.Request, events []Event, c caller) ([]Event, bool) {
 	q := r.URL.Query()
 	cams, labels, zones, subs := list(q.Get("cameras")), list(q.Get("labels")), list(q.Get("zones")), list(q.Get("sub_labels"))
 	after, hasAfter, ok1 := floatArg(r, "after")
@@ -373,12 +486,14 @@ func filter(r *http.Request, events []Event) ([]Event, bool) {
 	hasClip, fClip := flag("has_clip")
 	hasSnap, fSnap := flag("has_snapshot")
 	inProg, fProg := flag("in_progress")
+	fold := f.opts.Release.foldedSubLabels()
 	var out []Event
 	for _, e := range events {
 		switch {
-		case cams != nil && !contains(cams, e.Camera),
-			labels != nil && !contains(labels, e.Label),
-			subs != nil && !subMatch(subs, e.SubLabel),
+		case !c.sees(e.Camera),
+			cams != nil && !slices.Contains(cams, e.Camera),
+			labels != nil && !slices.Contains(labels, e.Label),
+			subs != nil && !subMatch(subs, e.SubLabel, fold),
 			zones != nil && !zoneMatch(zones, e.Zones),
 			hasAfter && after != 0 && !(e.Start > after),
 			hasBefore && before != 0 && !(e.Start < before),
@@ -394,15 +509,23 @@ func filter(r *http.Request, events []Event) ([]Event, bool) {
 	return out, true
 }
 
-func subMatch(want []string, sub string) bool {
+// subMatch is Frigate's sub-label filter: the sub-label equals a wanted
+// one, or contains it as "<want>," or ", <want>" (a joined list); "None"
+// matches events without one. Case is ignored from 0.18 on.
+func subMatch(want []string, sub string, fold bool) bool {
 	for _, w := range want {
-		if w == "None" && sub == "" {
-			return true
-		}
-		for _, part := range strings.Split(sub, ",") {
-			if strings.TrimSpace(part) == w && w != "" {
+		if w == "None" {
+			if sub == "" {
 				return true
 			}
+			continue
+		}
+		s := sub
+		if fold {
+			s, w = strings.ToLower(s), strings.ToLower(w)
+		}
+		if s != "" && (s == w || strings.Contains(s, w+",") || strings.Contains(s, ", "+w)) {
+			return true
 		}
 	}
 	return false
@@ -410,7 +533,7 @@ func subMatch(want []string, sub string) bool {
 
 func zoneMatch(want, zones []string) bool {
 	for _, w := range want {
-		if w == "None" && len(zones) == 0 || contains(zones, w) {
+		if w == "None" && len(zones) == 0 || slices.Contains(zones, w) {
 			return true
 		}
 	}
@@ -423,7 +546,7 @@ func (f *Fake) snapshotEvents() []Event {
 	return append([]Event(nil), f.opts.Events...)
 }
 
-func (f *Fake) events(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) events(w http.ResponseWriter, r *http.Request, c caller) {
 	q := r.URL.Query()
 	limit := 100
 	if v := q.Get("limit"); v != "" {
@@ -434,7 +557,7 @@ func (f *Fake) events(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	events, ok := filter(r, f.snapshotEvents())
+	events, ok := f.filter(r, f.snapshotEvents(), c)
 	if !ok {
 		validation(w, "query")
 		return
@@ -466,7 +589,51 @@ func validation(w http.ResponseWriter, field string) {
 	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []map[string]any{{"type": "parsing", "loc": []string{"query", field}, "msg": "Input should be a valid number"}}})
 }
 
-func (f *Fake) search(w http.ResponseWriter, r *http.Request) {
+// distance is the fake's embedding distance of an event to a query: lower
+// for more query words in the searched text, and a distance for every
+// event, as a vector search has (it never answers "no match").
+func distance(e Event, searchType string, words []string) float64 {
+	var corpus string
+	switch searchType {
+	case "thumbnail":
+		corpus = strings.ToLower(e.Label + " " + e.SubLabel + " " + e.Camera + " " + strings.Join(e.Zones, " "))
+	case "description":
+		corpus = strings.ToLower(e.Description)
+	}
+	n := 0
+	for _, wd := range words {
+		if strings.Contains(corpus, wd) {
+			n++
+		}
+	}
+	if n == 0 {
+		// Unrelated events are far, but still neighbours; the id keeps
+		// the order stable.
+		h := 0
+		for i := 0; i < len(e.ID); i++ {
+			h = (h*31 + int(e.ID[i])) % 1000
+		}
+		return 1.5 + float64(h)/10000
+	}
+	return 1 - float64(n)/float64(len(words))*0.8
+}
+
+type hit struct {
+	e      Event
+	d      float64
+	source string
+}
+
+// search is GET /events/search as frigate/api/event.py serves it: the 100
+// nearest events of each search type over the whole database come first,
+// the request's filters (window, cameras, labels, …) apply to those only,
+// then the nearest limit are returned.
+func (f *Fake) search(w http.ResponseWriter, r *http.Request, c caller) {
+	if !f.opts.Release.semanticSearch() {
+		// Flask routes /events/search to /events/<id>.
+		f.notFound(w, "Event not found")
+		return
+	}
 	q := r.URL.Query()
 	query := strings.ToLower(strings.TrimSpace(q.Get("query")))
 	if query == "" && q.Get("event_id") == "" {
@@ -493,46 +660,38 @@ func (f *Fake) search(w http.ResponseWriter, r *http.Request) {
 	if searchType == "" {
 		searchType = "thumbnail"
 	}
-	events, ok := filter(r, f.snapshotEvents())
+	all := f.snapshotEvents()
+	words := strings.Fields(query)
+	nearest := map[string]hit{}
+	for _, st := range strings.Split(searchType, ",") {
+		if st != "thumbnail" && st != "description" {
+			continue
+		}
+		var hs []hit
+		for _, e := range all {
+			hs = append(hs, hit{e, distance(e, st, words), st})
+		}
+		sort.SliceStable(hs, func(i, j int) bool { return hs[i].d < hs[j].d })
+		for _, h := range hs[:min(searchK, len(hs))] {
+			if old, ok := nearest[h.e.ID]; !ok || h.d < old.d {
+				nearest[h.e.ID] = h
+			}
+		}
+	}
+	var candidates []Event
+	for _, e := range all {
+		if _, ok := nearest[e.ID]; ok {
+			candidates = append(candidates, e)
+		}
+	}
+	events, ok := f.filter(r, candidates, c)
 	if !ok {
 		validation(w, "query")
 		return
 	}
-	words := strings.Fields(query)
-	type hit struct {
-		e      Event
-		d      float64
-		source string
-	}
-	var hits []hit
+	hits := make([]hit, 0, len(events))
 	for _, e := range events {
-		best, source := 2.0, ""
-		for _, st := range strings.Split(searchType, ",") {
-			var corpus string
-			switch st {
-			case "thumbnail":
-				corpus = strings.ToLower(e.Label + " " + e.SubLabel + " " + e.Camera + " " + strings.Join(e.Zones, " "))
-			case "description":
-				corpus = strings.ToLower(e.Description)
-			default:
-				continue
-			}
-			n := 0
-			for _, wd := range words {
-				if strings.Contains(corpus, wd) {
-					n++
-				}
-			}
-			if n == 0 {
-				continue
-			}
-			if d := 1 - float64(n)/float64(len(words))*0.8; d < best {
-				best, source = d, st
-			}
-		}
-		if source != "" {
-			hits = append(hits, hit{e, best, source})
-		}
+		hits = append(hits, nearest[e.ID])
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].d < hits[j].d })
 	if len(hits) > limit {
@@ -557,49 +716,101 @@ func (f *Fake) find(id string) (Event, bool) {
 	return Event{}, false
 }
 
-func (f *Fake) event(w http.ResponseWriter, r *http.Request) {
+// forbidden is FastAPI's HTTPException(403) from require_camera_access.
+func forbidden(w http.ResponseWriter, camera string, c caller) {
+	writeJSON(w, http.StatusForbidden, map[string]string{"detail": fmt.Sprintf("Access denied to camera '%s'. Allowed: %v", camera, c.cameras)})
+}
+
+func (f *Fake) event(w http.ResponseWriter, r *http.Request, c caller) {
 	e, ok := f.find(r.PathValue("id"))
 	if !ok {
-		message(w, http.StatusNotFound, "Event not found")
+		f.notFound(w, "Event not found")
+		return
+	}
+	if !c.sees(e.Camera) {
+		forbidden(w, e.Camera, c)
 		return
 	}
 	writeJSON(w, http.StatusOK, eventJSON(e, true))
 }
 
-func (f *Fake) snapshot(w http.ResponseWriter, r *http.Request) {
+// snapshot serves an event's snapshot. Before 0.18 an ended event's is the
+// stored file, whatever height, bbox, crop or quality ask; 0.14 reads the
+// height as h. From 0.17 a camera the role may not see is 404 too (the
+// 403 is caught by the handler's catch-all).
+func (f *Fake) snapshot(w http.ResponseWriter, r *http.Request, c caller) {
 	e, ok := f.find(r.PathValue("id"))
-	if !ok || !e.HasSnapshot {
+	switch {
+	case !ok:
 		message(w, http.StatusNotFound, "Event not found")
 		return
+	case !c.sees(e.Camera):
+		message(w, http.StatusNotFound, "Unknown error occurred")
+		return
+	case !e.HasSnapshot:
+		message(w, http.StatusNotFound, "Snapshot not available")
+		return
 	}
-	f.serveJPEG(w, r, e.Camera+"/"+e.ID, cameraColor(e.Camera))
+	height := f.heightArg(r)
+	if e.End != 0 && f.opts.Release != Release018 {
+		height = 0
+	}
+	f.serveJPEG(w, e.Camera+"/"+e.ID, cameraColor(e.Camera), height)
 }
 
-func (f *Fake) latest(w http.ResponseWriter, r *http.Request) {
-	cam, file := r.PathValue("camera"), r.PathValue("file")
+// heightArg is the requested picture height: h on 0.14, height later.
+func (f *Fake) heightArg(r *http.Request) int {
+	name := "height"
+	if f.opts.Release.flask() {
+		name = "h"
+	}
+	h, _ := strconv.Atoi(r.URL.Query().Get(name))
+	return h
+}
+
+func (f *Fake) latest(w http.ResponseWriter, r *http.Request, c caller) {
+	name, file := r.PathValue("camera"), r.PathValue("file")
 	ext, isLatest := strings.CutPrefix(file, "latest.")
+	var cam *Camera
+	for _, x := range f.cameras() {
+		if x.Name == name {
+			cam = &x
+		}
+	}
+	if f.opts.Release.cameraRoles() && !c.admin && (cam == nil || !c.sees(name)) {
+		// A non-admin path that names no camera needs admin (0.17's
+		// require_admin_by_default); a camera of another role is 403.
+		if cam == nil {
+			writeJSON(w, http.StatusForbidden, map[string]string{"detail": "Access denied. A user with the admin role is required."})
+		} else {
+			forbidden(w, name, c)
+		}
+		return
+	}
 	if !isLatest {
-		message(w, http.StatusNotFound, "Not found")
+		f.notFound(w, "Not Found")
 		return
 	}
-	f.mu.Lock()
-	known := false
-	for _, c := range f.opts.Cameras {
-		known = known || c.Name == cam
-	}
-	f.mu.Unlock()
-	if !known {
-		message(w, http.StatusNotFound, "Camera named "+cam+" not found")
+	if cam == nil {
+		message(w, http.StatusNotFound, "Camera not found")
 		return
 	}
-	if ext != "jpg" && ext != "jpeg" {
+	if ext != "jpg" && ext != "jpeg" && ext != "webp" && ext != "png" {
 		validation(w, "extension")
 		return
 	}
-	f.serveJPEG(w, r, cam, cameraColor(cam))
+	switch {
+	case cam.Offline && f.opts.Release.previewFallback():
+		w.Header().Set("X-Frigate-Offline", "true")
+		f.serveJPEG(w, name+"/preview", color.RGBA{R: 90, G: 90, B: 90, A: 255}, f.heightArg(r))
+	case cam.Offline:
+		f.serveJPEG(w, "camera-error", color.RGBA{R: 200, G: 30, B: 30, A: 255}, f.heightArg(r))
+	default:
+		f.serveJPEG(w, name, cameraColor(name), f.heightArg(r))
+	}
 }
 
-func (f *Fake) serveJPEG(w http.ResponseWriter, r *http.Request, key string, c color.RGBA) {
+func (f *Fake) serveJPEG(w http.ResponseWriter, key string, c color.RGBA, height int) {
 	f.mu.Lock()
 	full, ok := f.frames[key]
 	if !ok {
@@ -608,9 +819,9 @@ func (f *Fake) serveJPEG(w http.ResponseWriter, r *http.Request, key string, c c
 	}
 	f.mu.Unlock()
 	data := full
-	if h, err := strconv.Atoi(r.URL.Query().Get("height")); err == nil && h > 0 && h < 720 {
+	if height > 0 && height < 720 {
 		src, _ := jpeg.Decode(bytes.NewReader(full))
-		dst := image.NewRGBA(image.Rect(0, 0, 1280*h/720, h))
+		dst := image.NewRGBA(image.Rect(0, 0, 1280*height/720, height))
 		draw.ApproxBiLinear.Scale(dst, dst.Bounds(), src, src.Bounds(), draw.Src, nil)
 		var buf bytes.Buffer
 		_ = jpeg.Encode(&buf, dst, &jpeg.Options{Quality: 80})

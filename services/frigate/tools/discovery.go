@@ -15,9 +15,13 @@ import (
 
 var versionText = regexp.MustCompile(`^[0-9A-Za-z.+-]{1,64}$`)
 
-// version reads GET /version (plain text).
+// textAccept is the Accept header of Frigate's plain-text answers.
+const textAccept = "text/plain, application/json"
+
+// version reads GET /version (plain text). It needs the credentials like
+// any other read: Frigate's nginx checks them for every /api path.
 func version(ctx context.Context, r *client.Read) (string, error) {
-	resp, err := r.Public(ctx, "/version")
+	resp, err := r.Get(ctx, "/version", nil, textAccept)
 	if err != nil {
 		return "", err
 	}
@@ -45,14 +49,14 @@ func (s *Service) systemStatus(ctx context.Context, r *client.Read, _ toolkit.No
 		"observedAt":          s.now().UTC().Format(time.RFC3339),
 		"observedAtNote":      "the time this status was read, not a camera frame timestamp",
 		"scope":               s.scope.Name(),
-		"testedRelease":       TestedRelease,
+		"checkedReleases":     CheckedReleases,
 		"components":          components,
 		"authorizedApiAccess": "unknown",
 	}
 	// Reads are sequential on purpose: one call never uses more than one
 	// of the FRIGATE_MAX_CONCURRENT upstream slots.
 	var failures []error
-	if resp, err := r.Public(ctx, "/"); err == nil && client.StatusErr(resp) == nil {
+	if resp, err := r.Get(ctx, "/", nil, textAccept); err == nil && client.StatusErr(resp) == nil {
 		components["health"] = map[string]any{"ok": true}
 	} else {
 		if err == nil {
@@ -174,7 +178,7 @@ func (s *Service) listCameras(ctx context.Context, r *client.Read, in camerasArg
 
 func (s *Service) capabilities(ctx context.Context, r *client.Read, _ toolkit.NoArgs) (any, error) {
 	out := map[string]any{
-		"testedRelease": TestedRelease,
+		"checkedReleases": CheckedReleases,
 		"limits": map[string]any{
 			"scope":                  s.scope.Name(),
 			"permittedCameraCount":   s.permittedCount(),
@@ -200,6 +204,11 @@ func (s *Service) capabilities(ctx context.Context, r *client.Read, _ toolkit.No
 	if class == "supported" {
 		discovery = "supported"
 	}
+	semantic := s.semantic.Load()
+	if strings.HasPrefix(v, "0.14.") {
+		// 0.14 has no /events/search at all (frigate/api/event.py).
+		semantic = "unsupported"
+	}
 	out["version"] = v
 	out["compatibility"] = class
 	caps := map[string]any{
@@ -210,7 +219,7 @@ func (s *Service) capabilities(ctx context.Context, r *client.Read, _ toolkit.No
 		"latestFrame":     "unknown",
 		// Only a real search shows whether it works; this tool never
 		// runs one, so it reports what the last search observed.
-		"semanticSearch": s.semantic.Load(),
+		"semanticSearch": semantic,
 	}
 	out["capabilities"] = caps
 	rc, err := s.config(ctx, r)

@@ -31,9 +31,9 @@ type listArgs struct {
 	HasClip     *bool    `json:"hasClip,omitempty" jsonschema:"Only events with (true) or without (false) a clip."`
 	HasSnapshot *bool    `json:"hasSnapshot,omitempty" jsonschema:"Only events with (true) or without (false) a snapshot."`
 	InProgress  *bool    `json:"inProgress,omitempty" jsonschema:"Only events still in progress (true) or ended (false)."`
-	MinScore    *float64 `json:"minScore,omitempty" jsonschema:"Minimum detection score, 0-1." schema:"minimum=0,maximum=1"`
-	MaxScore    *float64 `json:"maxScore,omitempty" jsonschema:"Maximum detection score, 0-1." schema:"minimum=0,maximum=1"`
-	Sort        string   `json:"sort,omitempty" jsonschema:"Ordering (default date_desc). Only date orderings can be continued page by page." schema:"enum=date_desc|date_asc|score_desc|score_asc"`
+	MinScore    *float64 `json:"minScore,omitempty" jsonschema:"Minimum score, 0-1 (the event's score: its snapshot frame's, not topScore)." schema:"minimum=0,maximum=1"`
+	MaxScore    *float64 `json:"maxScore,omitempty" jsonschema:"Maximum score, 0-1 (as minScore)." schema:"minimum=0,maximum=1"`
+	Sort        string   `json:"sort,omitempty" jsonschema:"Ordering (default date_desc; score_* by score). Only date orderings can be continued page by page." schema:"enum=date_desc|date_asc|score_desc|score_asc"`
 }
 
 type searchArgs struct {
@@ -236,6 +236,12 @@ func (s *Service) event(ctx context.Context, r *client.Read, id string) (Event, 
 		return Event{}, err
 	}
 	resp, err := r.Get(ctx, path, nil, "application/json")
+	if toolerr.CodeOf(err) == toolerr.Forbidden {
+		// From 0.17 Frigate answers 403 for an event of a camera the
+		// account's role may not see (require_camera_access), which would
+		// tell that the id exists; the service cannot show it either.
+		return Event{}, errNoEvent
+	}
 	if err != nil {
 		return Event{}, err
 	}
@@ -309,12 +315,12 @@ func (s *Service) searchEvents(ctx context.Context, r *client.Read, in searchArg
 	}
 	s.semantic.Store("supported")
 	sort.SliceStable(events, func(i, j int) bool { return dist(events[i]) < dist(events[j]) })
-	comp := Completeness{Status: "nearest_matches", Warning: "semantic search returns the nearest matches, not every matching event; use frigate_list_events to enumerate a window"}
+	comp := Completeness{Status: "nearest_matches", Warning: nearestWarning}
 	if len(events) > limit {
 		events = events[:limit]
 	}
 	if len(events) >= limit {
-		comp = Completeness{Status: "truncated", Warning: "the page is full: more matches may exist; narrow the window or the filters"}
+		comp = Completeness{Status: "truncated", Warning: "the page is full: more matches may exist; narrow the window or the filters. " + nearestWarning}
 	}
 	base["semanticSearch"] = "supported"
 	base["events"] = events
@@ -323,6 +329,13 @@ func (s *Service) searchEvents(ctx context.Context, r *client.Read, in searchArg
 	base["relevanceNote"] = "searchDistance is a distance (lower is closer), not a confidence"
 	return base, nil
 }
+
+// nearestWarning says how Frigate searches (frigate/api/event.py
+// events_search, frigate/embeddings/__init__.py): it takes the 100 nearest
+// events per search type over all cameras and all time, and only then
+// applies the window and the filters.
+const nearestWarning = "Frigate's semantic search picks the 100 nearest events over all cameras and all time first and applies the window and filters to those only, " +
+	"so a narrow window or filter can return few or no events although matching ones exist; use frigate_list_events to enumerate a window"
 
 func dist(e Event) float64 {
 	if e.SearchDistance == nil {

@@ -268,3 +268,44 @@ func TestSearchUnsupported(t *testing.T) {
 	}
 	assertNoSecrets(t, h)
 }
+
+// Frigate's min_score, max_score and score orderings use data.score (the
+// snapshot frame's score), not data.top_score (frigate/api/event.py). The
+// service used to show top_score as score, so an event could pass
+// minScore with a lower shown score, and score_desc looked unsorted.
+func TestScoreIsTheOneFrigateFiltersAndSortsBy(t *testing.T) {
+	events := demoEvents()
+	for i := range events {
+		// top_score above 0.9 for all, data.score as the fixture has it.
+		events[i].TopScore = 0.99 - float64(i)*0.001
+	}
+	h := newHarness(t, harnessOpts{fake: func(o *fakefrigate.Options) { o.Events = events }})
+	out := h.mustOK(t, "frigate_list_events", with(window(), "minScore", 0.85, "sort", "score_asc"))
+	evs := out["events"].([]any)
+	if len(evs) == 0 {
+		t.Fatal("no events")
+	}
+	prev := 0.0
+	for _, raw := range evs {
+		e := raw.(map[string]any)
+		score, _ := e["score"].(float64)
+		if score < 0.85 || score < prev {
+			t.Errorf("event shows score %v after %v with minScore 0.85 in score_asc order", score, prev)
+		}
+		prev = score
+		if top, _ := e["topScore"].(float64); top < 0.9 {
+			t.Errorf("topScore = %v", e["topScore"])
+		}
+	}
+}
+
+// Frigate's semantic search filters only the 100 nearest events of all
+// time: the result says so, so an empty window is not read as "no such
+// event".
+func TestSearchSaysItFiltersTheNearestHundredOnly(t *testing.T) {
+	out := newHarness(t, harnessOpts{}).mustOK(t, "frigate_search_events", with(window(), "query", "person"))
+	comp := out["completeness"].(map[string]any)
+	if comp["complete"] == true || !strings.Contains(comp["warning"].(string), "100 nearest") {
+		t.Errorf("completeness = %v", comp)
+	}
+}

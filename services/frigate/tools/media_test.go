@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/services/frigate/fakefrigate"
 )
 
 func imageOf(t *testing.T, res *mcp.CallToolResult) (image.Image, int) {
@@ -84,10 +86,15 @@ func TestSnapshotsAreBounded(t *testing.T) {
 			t.Error("snapshot requested for an event without one")
 		}
 	})
+	// An unknown camera is 404 "Camera not found"; from 0.17 a non-admin
+	// asking for a path that names no camera is refused first (403,
+	// require_admin_by_default).
 	t.Run("unknown camera", func(t *testing.T) {
-		h := newHarness(t, harnessOpts{})
-		h.mustFail(t, "frigate_get_latest_frame", map[string]any{"camera": "attic"}, "not_found")
-		h.mustFail(t, "frigate_get_latest_frame", map[string]any{"camera": "../config"}, "invalid_argument")
+		for rel, code := range map[fakefrigate.Release]string{fakefrigate.Release016: "not_found", fakefrigate.Release017: "forbidden"} {
+			h := newHarness(t, harnessOpts{fake: func(o *fakefrigate.Options) { o.Release = rel }})
+			h.mustFail(t, "frigate_get_latest_frame", map[string]any{"camera": "attic"}, code)
+			h.mustFail(t, "frigate_get_latest_frame", map[string]any{"camera": "../config"}, "invalid_argument")
+		}
 	})
 	t.Run("not a JPEG", func(t *testing.T) {
 		h := newHarness(t, harnessOpts{front: func(_ *harness, next http.Handler) http.Handler {
@@ -103,4 +110,27 @@ func TestSnapshotsAreBounded(t *testing.T) {
 		h.mustFail(t, "frigate_get_latest_frame", map[string]any{"camera": "driveway"}, "upstream_unavailable")
 		assertNoSecrets(t, h)
 	})
+}
+
+// Frigate 0.18 serves an offline camera's last preview frame and marks it
+// X-Frigate-Offline (frigate/api/media.py latest_frame); the result says
+// the camera is offline instead of passing the picture off as live.
+func TestLatestFrameOfAnOfflineCameraSaysSo(t *testing.T) {
+	for _, rel := range []fakefrigate.Release{fakefrigate.Release017, fakefrigate.Release018} {
+		h := newHarness(t, harnessOpts{fake: func(o *fakefrigate.Options) {
+			o.Release = rel
+			o.Cameras = fakefrigate.DemoCameras()
+			o.Cameras[1].Offline = true
+		}})
+		res := h.raw(t, "frigate_get_latest_frame", map[string]any{"camera": fakefrigate.DemoCameras()[1].Name})
+		if res.IsError {
+			t.Fatalf("%s: %v", rel, res.Content)
+		}
+		var details map[string]any
+		b, _ := json.Marshal(res.StructuredContent)
+		_ = json.Unmarshal(b, &details)
+		if got := details["offline"] == true; got != (rel == fakefrigate.Release018) {
+			t.Errorf("%s: offline = %v", rel, details["offline"])
+		}
+	}
 }

@@ -71,8 +71,12 @@ type Event struct {
 	InProgress  bool     `json:"inProgress"`
 	HasClip     bool     `json:"hasClip"`
 	HasSnapshot bool     `json:"hasSnapshot"`
-	Score       *float64 `json:"score,omitempty"`
-	Speed       *float64 `json:"speed,omitempty"`
+	// Score is data.score, the detection score of the frame the snapshot
+	// shows: the value Frigate's min_score, max_score and score orderings
+	// use. TopScore is data.top_score, the best score while tracking.
+	Score    *float64 `json:"score,omitempty"`
+	TopScore *float64 `json:"topScore,omitempty"`
+	Speed    *float64 `json:"speed,omitempty"`
 	// SearchDistance is a distance (lower is closer), not a confidence.
 	SearchDistance *float64 `json:"searchDistance,omitempty"`
 	SearchSource   string   `json:"searchSource,omitempty"`
@@ -114,9 +118,14 @@ func (r rawEvent) toEvent() (Event, error) {
 		return Event{}, err
 	}
 	e.SubLabel = sub
-	for _, s := range []*float64{r.Data.TopScore, r.TopScore, r.Data.Score} {
+	// Frigate filters and sorts by data.score; showing top_score as the
+	// score would make minScore and score_desc look wrong.
+	if finite(r.Data.Score) {
+		e.Score = r.Data.Score
+	}
+	for _, s := range []*float64{r.Data.TopScore, r.TopScore} {
 		if finite(s) {
-			e.Score = s
+			e.TopScore = s
 			break
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/services/frigate/fakefrigate"
 )
 
 func restricted(s *Settings) { s.Cameras = []string{"front_door"} }
@@ -117,5 +119,33 @@ func TestCameraScope(t *testing.T) {
 			t.Errorf("snapshot requested %d times for an out-of-scope event", n)
 		}
 	})
+	assertNoSecrets(t, h)
+}
+
+// From 0.17 Frigate answers 403 for an event of a camera the account's
+// role may not see (require_camera_access). That 403 used to reach the
+// client as forbidden, telling that the id exists; it is now the answer
+// for a missing id, byte for byte.
+func TestEventOfARoleForbiddenCameraAnswersLikeAMissingOne(t *testing.T) {
+	h := newHarness(t, harnessOpts{fake: func(o *fakefrigate.Options) { o.RoleCameras = []string{"front_door"} }})
+	var id string
+	for _, e := range demoEvents() {
+		if e.Camera == "driveway" && e.HasSnapshot {
+			id = e.ID
+			break
+		}
+	}
+	missing := id[:len(id)-1] + "x"
+	for _, tool := range []string{"frigate_get_event", "frigate_get_event_snapshot"} {
+		out, isErr := h.call(t, tool, map[string]any{"eventId": id})
+		if !isErr || errCode(out) != "not_found" {
+			t.Fatalf("%s: want not_found, got %v", tool, out)
+		}
+		forbidden, _ := json.Marshal(h.raw(t, tool, map[string]any{"eventId": id}))
+		absent, _ := json.Marshal(h.raw(t, tool, map[string]any{"eventId": missing}))
+		if string(forbidden) != string(absent) {
+			t.Errorf("%s: a role-forbidden and a missing event answer differently:\n%s\n%s", tool, forbidden, absent)
+		}
+	}
 	assertNoSecrets(t, h)
 }

@@ -19,8 +19,24 @@ import (
 	"github.com/toolgate/toolgate/services/frigate/client"
 )
 
-// TestedRelease is the Frigate release the contracts were checked against.
-const TestedRelease = "0.18.2"
+// CheckedReleases are the Frigate releases whose source
+// (blakeblackshear/frigate at these tags) every request of this service
+// was checked against; docs/services/frigate.md lists what differs.
+var CheckedReleases = []string{"0.14.1", "0.15.2", "0.16.4", "0.17.2", "0.18.0-beta1"}
+
+// releaseNotes are what a checked minor release lacks or does
+// differently, as the results of this service see it.
+var releaseNotes = map[int][]string{
+	14: {"Frigate 0.14 has no semantic search (frigate_search_events answers unsupported)",
+		"Frigate 0.14 reads a picture's height as h, not height: pictures arrive at full size and are downscaled here"},
+	15: {"Frigate 0.15 has no roles: the account sees every camera"},
+	16: {"Frigate 0.16 does not check a role's cameras: a viewer sees every camera"},
+}
+
+// olderNotes apply to every checked release before 0.18.
+var olderNotes = []string{
+	"before 0.18 an ended event's snapshot ignores crop (it comes as saved), and an offline camera's latest frame is Frigate's unmarked \"camera error\" picture",
+}
 
 // Service holds what every frigate tool needs.
 type Service struct {
@@ -70,7 +86,7 @@ func New(set Settings, limits toolkit.Limits, fc *client.Client, now func() time
 func (s *Service) Ready(ctx context.Context) error {
 	r := s.fc.Begin()
 	if s.fc.Mode() == client.Unauthenticated {
-		resp, err := r.Public(ctx, "/version")
+		resp, err := r.Get(ctx, "/version", nil, textAccept)
 		if err != nil {
 			return err
 		}
@@ -187,18 +203,28 @@ func (s *Service) window(after, before float64) (Window, error) {
 	return Window{After: after, Before: before, AfterISO: unixISO(after), BeforeISO: unixISO(before)}, nil
 }
 
-// classify places a Frigate version in the compatibility baseline.
+// classify places a Frigate version: the minor releases 0.14 to 0.18 were
+// checked against their source and are supported, with notes on what each
+// lacks; older releases (no /api/login, a different API) are unsupported;
+// anything newer is unknown.
 func classify(version string) (string, []string) {
 	v := strings.TrimSpace(version)
 	base, suffix, hasSuffix := strings.Cut(v, "-")
-	if base == TestedRelease && (!hasSuffix || isHex(suffix)) {
-		return "supported", nil
-	}
 	var major, minor, patch int
-	if n, _ := fmt.Sscanf(base, "%d.%d.%d", &major, &minor, &patch); n >= 2 && major == 0 && minor < 18 {
-		return "unsupported", []string{"Frigate releases before 0.18 are not supported; results may be wrong or incomplete"}
+	n, _ := fmt.Sscanf(base, "%d.%d.%d", &major, &minor, &patch)
+	switch {
+	case n < 2 || major != 0 || hasSuffix && !isHex(suffix) && !strings.HasPrefix(suffix, "beta") && !strings.HasPrefix(suffix, "rc"):
+		return "unknown", []string{fmt.Sprintf("this Frigate version was not checked (checked: %s); reads may still work", strings.Join(CheckedReleases, ", "))}
+	case minor < 14:
+		return "unsupported", []string{"Frigate releases before 0.14 are not supported; results may be wrong or incomplete"}
+	case minor > 18:
+		return "unknown", []string{fmt.Sprintf("this Frigate release is newer than the checked ones (%s); reads may still work", strings.Join(CheckedReleases, ", "))}
 	}
-	return "unknown", []string{fmt.Sprintf("this Frigate version was not tested (tested: %s); reads may still work but are not certified", TestedRelease)}
+	notes := append([]string(nil), releaseNotes[minor]...)
+	if minor < 18 {
+		notes = append(notes, olderNotes...)
+	}
+	return "supported", notes
 }
 
 func isHex(s string) bool {

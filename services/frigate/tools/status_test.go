@@ -16,7 +16,7 @@ func TestSystemStatus(t *testing.T) {
 	t.Run("healthy and authorized", func(t *testing.T) {
 		h := newHarness(t, harnessOpts{})
 		out := h.mustOK(t, "frigate_get_system_status", nil)
-		if out["ok"] != true || out["authorizedApiAccess"] != "confirmed" || out["version"] != "0.18.2-4d1a5c7" {
+		if out["ok"] != true || out["authorizedApiAccess"] != "confirmed" || out["version"] != fakefrigate.Release017.Version() {
 			t.Fatalf("status = %v", out)
 		}
 		if c := out["compatibility"].(map[string]any)["classification"]; c != "supported" {
@@ -27,17 +27,11 @@ func TestSystemStatus(t *testing.T) {
 		}
 		assertNoSecrets(t, h)
 	})
-	t.Run("bad credentials give a partial result", func(t *testing.T) {
+	// On the authenticated port nothing answers without a session, health
+	// and version included: rejected credentials fail the whole status.
+	t.Run("bad credentials fail it", func(t *testing.T) {
 		h := newHarness(t, harnessOpts{settings: func(s *Settings) { s.Password = []byte("wrong-password-123") }})
-		out := h.mustOK(t, "frigate_get_system_status", nil)
-		comps := out["components"].(map[string]any)
-		if out["ok"] != false || out["authorizedApiAccess"] != "denied" || comps["health"].(map[string]any)["ok"] != true ||
-			comps["stats"].(map[string]any)["ok"] != false {
-			t.Fatalf("status = %v", out)
-		}
-		if _, ok := out["cameras"]; ok {
-			t.Error("camera statistics without authorization")
-		}
+		h.mustFail(t, "frigate_get_system_status", nil, "auth_failed")
 	})
 	t.Run("Frigate down", func(t *testing.T) {
 		h := newHarness(t, harnessOpts{front: func(_ *harness, _ http.Handler) http.Handler {
@@ -48,8 +42,77 @@ func TestSystemStatus(t *testing.T) {
 	})
 }
 
+// Health and version sit behind Frigate's nginx auth_request on port 8971
+// like every other /api path (nginx.conf, 0.14-0.18). They used to be read
+// without credentials, so status lost both and capabilities failed on
+// every real Frigate with authentication; each mode now sends its own.
+func TestHealthAndVersionAreReadWithTheCredentials(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		set  func(*Settings)
+	}{
+		{"managed session", nil},
+		{"bearer token", func(s *Settings) { s.Auth, s.Username, s.Password, s.Token = client.Bearer, "", nil, []byte(testToken) }},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			h := newHarness(t, harnessOpts{settings: mode.set})
+			out := h.mustOK(t, "frigate_get_system_status", nil)
+			comps := out["components"].(map[string]any)
+			if out["ok"] != true || comps["health"].(map[string]any)["ok"] != true || comps["version"].(map[string]any)["ok"] != true {
+				t.Fatalf("status = %v", out)
+			}
+			if caps := h.mustOK(t, "frigate_get_capabilities", nil); caps["version"] != fakefrigate.Release017.Version() {
+				t.Errorf("capabilities = %v", caps)
+			}
+			assertNoSecrets(t, h)
+		})
+	}
+}
+
+// Every tool works against every checked release, on the authenticated
+// port with a managed session.
+func TestEveryToolOnEveryCheckedRelease(t *testing.T) {
+	for _, rel := range fakefrigate.Releases {
+		t.Run(string(rel), func(t *testing.T) {
+			h := newHarness(t, harnessOpts{fake: func(o *fakefrigate.Options) { o.Release = rel }})
+			status := h.mustOK(t, "frigate_get_system_status", nil)
+			if status["ok"] != true || status["version"] != rel.Version() || status["compatibility"].(map[string]any)["classification"] != "supported" {
+				t.Fatalf("status = %v", status)
+			}
+			caps := h.mustOK(t, "frigate_get_capabilities", nil)
+			h.mustOK(t, "frigate_list_cameras", nil)
+			list := h.mustOK(t, "frigate_list_events", window())
+			if len(ids(list)) != len(demoEvents()) {
+				t.Errorf("listed %d events", len(ids(list)))
+			}
+			var snap fakefrigate.Event
+			for _, e := range demoEvents() {
+				if e.HasSnapshot {
+					snap = e
+				}
+			}
+			h.mustOK(t, "frigate_get_event", map[string]any{"eventId": snap.ID})
+			if res := h.raw(t, "frigate_get_event_snapshot", map[string]any{"eventId": snap.ID}); res.IsError {
+				t.Errorf("snapshot: %v", res.Content)
+			}
+			if res := h.raw(t, "frigate_get_latest_frame", map[string]any{"camera": "driveway", "height": 240}); res.IsError {
+				t.Errorf("latest frame: %v", res.Content)
+			}
+			search := h.mustOK(t, "frigate_search_events", with(window(), "query", "person"))
+			want := "supported"
+			if rel == fakefrigate.Release014 {
+				want = "unsupported"
+			}
+			if search["semanticSearch"] != want || caps["capabilities"].(map[string]any)["semanticSearch"] != map[bool]string{true: "unsupported", false: "unknown"}[rel == fakefrigate.Release014] {
+				t.Errorf("search %v, capabilities %v", search["semanticSearch"], caps["capabilities"])
+			}
+			assertNoSecrets(t, h)
+		})
+	}
+}
+
 func TestCapabilities(t *testing.T) {
-	h := newHarness(t, harnessOpts{fake: func(o *fakefrigate.Options) { o.Version = "0.16.1-abcdef0" }})
+	h := newHarness(t, harnessOpts{fake: func(o *fakefrigate.Options) { o.Version = "0.13.0-abcdef0" }})
 	out := h.mustOK(t, "frigate_get_capabilities", nil)
 	if out["compatibility"] != "unsupported" || out["capabilities"].(map[string]any)["systemStatus"] != "unknown" {
 		t.Errorf("capabilities = %v", out)
@@ -65,12 +128,16 @@ func TestCapabilities(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	for v, want := range map[string]string{
-		"0.18.2": "supported", "0.18.2-4d1a5c7": "supported", "0.18.2-XYZ": "unknown", "0.18.3": "unknown",
-		"0.19.0": "unknown", "0.17.1-abcdef0": "unsupported", "0.14.1": "unsupported", "1.0.0": "unknown", "dev": "unknown",
+		"0.18.0-5f6043a": "supported", "0.18.2": "supported", "0.17.2-3d4dd3a": "supported", "0.16.4": "supported",
+		"0.15.2-3bda638": "supported", "0.14.1": "supported", "0.13.2": "unsupported", "0.18.2-XYZ": "unknown",
+		"0.19.0": "unknown", "1.0.0": "unknown", "dev": "unknown",
 	} {
 		if got, _ := classify(v); got != want {
 			t.Errorf("classify(%q) = %s, want %s", v, got, want)
 		}
+	}
+	if _, notes := classify("0.14.1-f4f3cfa"); !strings.Contains(strings.Join(notes, " "), "no semantic search") {
+		t.Errorf("0.14 notes: %v", notes)
 	}
 }
 
