@@ -266,7 +266,7 @@ func (c *Client) once(ctx context.Context, method, target string, hdr http.Heade
 	defer resp.Body.Close() // closing early drops the connection: the rest is never read
 
 	if isRedirect(resp.StatusCode) {
-		return outcome{err: toolerr.New(toolerr.UpstreamUnavailable, "%s answered with a redirect; set the exact base URL (%s)", c.name, c.setting)}
+		return outcome{err: toolerr.Wrap(toolerr.UpstreamUnavailable, ErrRedirect, "%s answered with a redirect; set the exact base URL (%s)", c.name, c.setting)}
 	}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	limit := c.maxBytes
@@ -322,6 +322,12 @@ func readCapped(r io.Reader, limit, sizeHint int64) ([]byte, error) {
 		}
 	}
 }
+
+// ErrRedirect is the cause of the error Do returns for a redirect, so a
+// caller that may meet one on purpose (an application's login page or web
+// app answering a path it does not serve) can tell it with errors.Is from
+// an upstream that cannot be reached.
+var ErrRedirect = errors.New("redirect refused")
 
 func isRedirect(s int) bool {
 	return s >= 300 && s < 400 && s != http.StatusNotModified

@@ -244,6 +244,9 @@ func TestRedirectRefused(t *testing.T) {
 			if !strings.Contains(toolerr.MessageOf(err), "answered with a redirect; set the exact base URL") {
 				t.Errorf("message = %q", toolerr.MessageOf(err))
 			}
+			if !errors.Is(err, ErrRedirect) {
+				t.Errorf("the error does not say it was a redirect: %v", err)
+			}
 			if n := targetHits.Load(); n != 0 {
 				t.Errorf("redirect target was contacted %d times", n)
 			}
