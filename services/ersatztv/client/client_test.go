@@ -54,6 +54,15 @@ func TestDetectTellsTheTwoAPIsApart(t *testing.T) {
 	defer notETV.Close()
 	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusBadGateway) }))
 	defer broken.Close()
+	// With OpenID Connect on, upstream ErsatzTV's web app redirects to the
+	// identity provider (/api/v1/version reaches its fallback page), while
+	// its /api stays open: that used to stop the start.
+	oidcFake := fakeersatztv.NewLegacy(fakeersatztv.NewDemoStore(now))
+	oidcFake.OIDC = true
+	oidc := httptest.NewServer(oidcFake.Handler(true))
+	defer oidc.Close()
+	login := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/login", http.StatusFound) }))
+	defer login.Close()
 
 	cases := []struct {
 		name     string
@@ -65,6 +74,8 @@ func TestDetectTellsTheTwoAPIsApart(t *testing.T) {
 		{name: "the v1 contract", url: v1.URL, key: key, mode: client.V1},
 		{name: "upstream ErsatzTV on its UI port", url: ui.URL, key: key, mode: client.Legacy},
 		{name: "upstream ErsatzTV with no key configured", url: ui.URL, mode: client.Legacy},
+		{name: "upstream ErsatzTV with OpenID Connect", url: oidc.URL, key: key, mode: client.Legacy},
+		{name: "a proxy that redirects everything", url: login.URL, code: toolerr.UpstreamUnavailable, says: []string{"redirect"}},
 		{name: "v1 without a key", url: v1.URL, code: toolerr.AuthFailed, says: []string{"ERSATZTV_API_KEY_FILE", "machine key"}},
 		{name: "v1 with a wrong key", url: v1.URL, key: "wrong-key", code: toolerr.AuthFailed, says: []string{"rejected the key", "HTTP 401"}},
 		{name: "upstream ErsatzTV on its streaming port", url: streaming.URL, key: key, code: toolerr.NotFound,

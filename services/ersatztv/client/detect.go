@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
@@ -28,12 +29,19 @@ const hostHint = "ERSATZTV_URL must point at ErsatzTV's UI port (ETV_UI_PORT, de
 // Detect asks the server which API it speaks: GET /api/v1/version with
 // the machine key (keyed), then GET /api/version without it (plain). A
 // JSON answer from /api/v1/version means V1; upstream ErsatzTV answers
-// that path with its web app (200 text/html) or 404, and its /api/version
+// that path with its web app (200 text/html), 404, or — with OpenID
+// Connect on — a redirect to its identity provider, and its /api/version
 // with JSON. hasKey says whether keyed carries a key, for the message when
 // a V1 server refuses.
 func Detect(ctx context.Context, keyed, plain *upstream.Client, hasKey bool) (Version, error) {
 	resp, err := keyed.Do(ctx, upstream.Request{Method: http.MethodGet, Path: "/api/v1/version"})
-	if err != nil {
+	switch {
+	case errors.Is(err, upstream.ErrRedirect):
+		// Upstream ErsatzTV with OpenID Connect on: its web app's
+		// fallback page (/_Host) needs a login and redirects to the
+		// identity provider, while its /api stays open (Startup.cs).
+		return detectLegacy(ctx, plain)
+	case err != nil:
 		return Version{}, err
 	}
 	switch s := resp.Status; {
@@ -51,7 +59,13 @@ func Detect(ctx context.Context, keyed, plain *upstream.Client, hasKey bool) (Ve
 	default:
 		return Version{}, toolerr.New(toolerr.UpstreamUnavailable, "ErsatzTV answered GET /api/v1/version with HTTP %d; check ERSATZTV_URL", s)
 	}
-	resp, err = plain.Do(ctx, upstream.Request{Method: http.MethodGet, Path: "/api/version"})
+	return detectLegacy(ctx, plain)
+}
+
+// detectLegacy asks GET /api/version without the key: upstream ErsatzTV
+// answers {"apiVersion": 3, "appVersion": …}.
+func detectLegacy(ctx context.Context, plain *upstream.Client) (Version, error) {
+	resp, err := plain.Do(ctx, upstream.Request{Method: http.MethodGet, Path: "/api/version"})
 	if err != nil {
 		return Version{}, err
 	}

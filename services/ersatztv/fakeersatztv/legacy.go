@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // LegacyAPIVersion is what upstream ErsatzTV's /api/version reports as
@@ -22,7 +23,11 @@ var Unserved = []string{
 type Legacy struct {
 	*recorder
 	Store *Store
-	mux   *http.ServeMux
+	// OIDC plays ErsatzTV with OpenID Connect on: its web app (the
+	// fallback page) redirects to the identity provider, while the API
+	// controllers, which carry no [Authorize], stay open (Startup.cs).
+	OIDC bool
+	mux  *http.ServeMux
 }
 
 // NewLegacy serves store as upstream ErsatzTV does.
@@ -74,7 +79,12 @@ func (l *Legacy) Handler(uiPort bool) http.Handler {
 	})
 }
 
-func (l *Legacy) fallback(w http.ResponseWriter, _ *http.Request) {
+func (l *Legacy) fallback(w http.ResponseWriter, r *http.Request) {
+	if l.OIDC {
+		w.Header().Set("Location", "https://idp.example/authorize?client_id=ersatztv&redirect_uri=%2Fcallback")
+		w.WriteHeader(http.StatusFound)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write([]byte("<!DOCTYPE html>\n<html lang=\"en\"><head><title>ErsatzTV</title></head><body><div id=\"app\"></div></body></html>\n"))
@@ -96,24 +106,30 @@ func (l *Legacy) version(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"apiVersion": LegacyAPIVersion, "appVersion": l.Store.AppVersion})
 }
 
-// channels is ChannelResponseModel: the profile by name, under the
-// upstream's own spelling fFmpegProfile, and the audio language.
+// channels is ChannelResponseModel as ErsatzTV serializes it at runtime:
+// Newtonsoft.Json (Startup.cs AddNewtonsoftJson) honours the model's
+// [JsonProperty("ffmpegProfile")] — the OpenAPI document, generated with
+// System.Text.Json, says fFmpegProfile — and leaves out null values
+// (NullValueHandling.Ignore), such as an unset audio language.
 func (l *Legacy) channels(w http.ResponseWriter, _ *http.Request) {
 	out := []map[string]any{}
 	for _, c := range l.Store.Channels {
-		profile := ""
+		row := map[string]any{"id": c.ID, "number": c.Number, "name": c.Name, "streamingMode": c.StreamingMode}
 		if p := l.Store.profile(c.FFmpegProfileID); p != nil {
-			profile = p.Name
+			row["ffmpegProfile"] = p.Name
 		}
-		out = append(out, map[string]any{"id": c.ID, "number": c.Number, "name": c.Name, "fFmpegProfile": profile,
-			"language": c.PreferredAudioLanguageCode, "streamingMode": c.StreamingMode})
+		if c.PreferredAudioLanguageCode != "" {
+			row["language"] = c.PreferredAudioLanguageCode
+		}
+		out = append(out, row)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-// reset queues a playout reset for the channel with that number; a
-// channel without a playout is 404, as GetPlayoutIdByChannelNumber finds
-// none.
+// reset queues a playout reset for the channel with that number and
+// answers 200 before the worker runs it (ChannelController writes
+// BuildPlayout(Reset) to a background channel); a channel without a
+// playout is 404, as GetPlayoutIdByChannelNumber finds none.
 func (l *Legacy) reset(w http.ResponseWriter, r *http.Request) {
 	c := l.Store.channelByNumber(r.PathValue("channelNumber"))
 	if c == nil || l.Store.playoutOf(c.ID) == nil {
@@ -132,14 +148,24 @@ func (l *Legacy) profiles(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// scan is QueueLibraryScanByLibraryIdHandler: 404 for an unknown library
+// and for a Plex, Jellyfin or Emby library whose sync is off; 200 and
+// nothing queued when the library is locked by a running scan; else a
+// forced scan is queued (for a media server library after a refresh of
+// the source's library list).
 func (l *Legacy) scan(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathInt(r, "id")
 	lib := l.Store.library(id)
-	if !ok || lib == nil {
+	if !ok || lib == nil || !lib.ShouldSyncItems && l.Store.sourceOf(id).Kind != "Local" {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
-	lib.Scans++
+	if lib.Progress == nil {
+		lib.Scans++
+		if src := l.Store.sourceOf(id); src.Kind != "Local" {
+			src.Refreshes++
+		}
+	}
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -208,11 +234,9 @@ func (l *Legacy) createSmart(w http.ResponseWriter, r *http.Request) {
 		validation(w, "Query")
 		return
 	}
-	for _, c := range l.Store.SmartCollections {
-		if c.Name == *body.Name {
-			problem(w, http.StatusInternalServerError, "An error occurred while processing your request.", "SmartCollection name must be unique")
-			return
-		}
+	if msg := l.smartNameError(0, *body.Name); msg != "" {
+		problem(w, http.StatusInternalServerError, "An error occurred while processing your request.", msg)
+		return
 	}
 	c := &SmartCollection{ID: l.Store.id(), Name: *body.Name, Query: *body.Query}
 	l.Store.SmartCollections = append(l.Store.SmartCollections, c)
@@ -237,13 +261,41 @@ func (l *Legacy) updateSmart(w http.ResponseWriter, r *http.Request) {
 		validation(w, "Query")
 		return
 	}
+	if msg := l.smartNameError(*body.ID, *body.Name); msg != "" {
+		problem(w, http.StatusInternalServerError, "An error occurred while processing your request.", msg)
+		return
+	}
 	c := l.Store.smart(*body.ID)
 	if c == nil {
 		problem(w, http.StatusInternalServerError, "An error occurred while processing your request.", "SmartCollection does not exist.")
 		return
 	}
-	c.Name, c.Query = *body.Name, *body.Query
+	if c.Name != *body.Name || c.Query != *body.Query {
+		c.Name, c.Query = *body.Name, *body.Query
+		// UpdateSmartCollectionHandler queues a Refresh build of every
+		// playout whose schedule uses the smart collection.
+		for _, p := range l.Store.playoutsUsingSmart(c.ID) {
+			p.Refreshes++
+		}
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"smartCollectionId": c.ID, "id": c.ID})
+}
+
+// smartNameError is the smart collection commands' name validation: not
+// empty, at most 50 characters, unique among the other smart collections.
+func (l *Legacy) smartNameError(id int, name string) string {
+	switch {
+	case name == "":
+		return "[Name] must not be empty"
+	case utf8.RuneCountInString(name) > 50:
+		return "[Name] must not be longer than 50"
+	}
+	for _, c := range l.Store.SmartCollections {
+		if c.ID != id && c.Name == name {
+			return "SmartCollection name must be unique"
+		}
+	}
+	return ""
 }
 
 func (l *Legacy) deleteSmart(w http.ResponseWriter, r *http.Request) {
@@ -258,5 +310,12 @@ func (l *Legacy) deleteSmart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l.Store.SmartCollections = slices.DeleteFunc(l.Store.SmartCollections, func(x *SmartCollection) bool { return x == c })
+	// The database cascades the delete to everything that uses it
+	// (ProgramScheduleItemConfiguration and others: OnDelete Cascade).
+	for _, sc := range l.Store.Schedules {
+		sc.Items = slices.DeleteFunc(sc.Items, func(it ScheduleItem) bool {
+			return it.CollectionType == "SmartCollection" && it.CollectionID != nil && *it.CollectionID == id
+		})
+	}
 	w.WriteHeader(http.StatusOK)
 }

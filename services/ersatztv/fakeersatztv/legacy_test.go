@@ -34,6 +34,8 @@ var legacyCases = []legacyCase{
 	{"POST", "/api/channels/2/playout/reset", "", 404}, // no playout
 	{"GET", "/api/ffmpeg/profiles", "", 200},
 	{"POST", "/api/libraries/1/scan", "", 200},
+	{"POST", "/api/libraries/3/scan", "", 200},  // already scanning: nothing queued
+	{"POST", "/api/libraries/42/scan", "", 404}, // a Jellyfin library whose sync is off
 	{"POST", "/api/libraries/999/scan", "", 404},
 	{"POST", "/api/libraries/2/scan-show", `{"showTitle":"DuckTales","deepScan":true}`, 200},
 	{"POST", "/api/libraries/2/scan-show", `{"showTitle":"Unknown Show"}`, 400},
@@ -46,7 +48,9 @@ var legacyCases = []legacyCase{
 	{"DELETE", "/api/session/9", "", 404},
 	{"GET", "/api/collections/smart", "", 200},
 	{"POST", "/api/collections/smart/new", `{"query":"type:movie","name":"All movies"}`, 200},
-	{"POST", "/api/collections/smart/new", `{"query":"type:movie","name":"80s movies"}`, 500}, // duplicate name
+	{"POST", "/api/collections/smart/new", `{"query":"type:movie","name":"80s movies"}`, 500},                      // duplicate name
+	{"POST", "/api/collections/smart/new", `{"query":"type:movie","name":"` + strings.Repeat("x", 51) + `"}`, 500}, // longer than 50
+	{"PUT", "/api/collections/smart/update", `{"id":20,"name":"Talking Heads videos","query":"type:movie"}`, 500},  // another's name
 	{"PUT", "/api/collections/smart/update", `{"id":20,"name":"Eighties","query":"type:movie"}`, 200},
 	{"PUT", "/api/collections/smart/update", `{"id":999,"name":"x","query":"y"}`, 500},
 	{"DELETE", "/api/collections/smart/delete/21", "", 200},
@@ -68,6 +72,7 @@ func TestLegacyFakeFollowsTheUpstreamDocument(t *testing.T) {
 	if err := doc.Validate(ctx); err != nil {
 		t.Fatalf("the upstream document does not validate: %v", err)
 	}
+	atRuntime(doc)
 	router, err := legacy.NewRouter(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +125,42 @@ func TestLegacyFakeFollowsTheUpstreamDocument(t *testing.T) {
 	}
 }
 
+// atRuntime corrects the document where ErsatzTV's runtime serializer
+// differs from it. The document is generated with System.Text.Json, but
+// the controllers answer through Newtonsoft.Json (Startup.cs:
+// AddNewtonsoftJson with NullValueHandling.Ignore and a camel-case
+// contract resolver), so
+//   - a property whose value is null is left out: nullable properties are
+//     not required;
+//   - ChannelResponseModel's [JsonProperty("ffmpegProfile")] names the
+//     profile ffmpegProfile, not the document's fFmpegProfile.
+func atRuntime(doc *openapi3.T) {
+	for _, ref := range doc.Components.Schemas {
+		s := ref.Value
+		s.Required = slices.DeleteFunc(s.Required, func(name string) bool {
+			p := s.Properties[name]
+			return p != nil && p.Value != nil && (p.Value.Nullable || p.Value.Type != nil && p.Value.Type.Includes("null"))
+		})
+	}
+	ch := doc.Components.Schemas["ChannelResponseModel"].Value
+	ch.Properties["ffmpegProfile"] = ch.Properties["fFmpegProfile"]
+	delete(ch.Properties, "fFmpegProfile")
+}
+
+// The OpenAPI document names the channel's profile fFmpegProfile; ErsatzTV
+// sends ffmpegProfile (Newtonsoft honours ChannelResponseModel's
+// [JsonProperty]) and leaves out null values.
+func TestLegacyChannelsAreSerializedAsAtRuntime(t *testing.T) {
+	store := NewDemoStore(time.Unix(1_750_000_000, 0))
+	store.Channels[1].PreferredAudioLanguageCode = ""
+	rec := httptest.NewRecorder()
+	NewLegacy(store).Handler(true).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://ersatztv.lan:8409/api/channels", nil))
+	body := rec.Body.String()
+	if !strings.Contains(body, `"ffmpegProfile"`) || strings.Contains(body, "fFmpegProfile") || strings.Count(body, `"language"`) != len(store.Channels)-1 {
+		t.Errorf("channels = %s", body)
+	}
+}
+
 // ErsatzTV's Host check: management requests arriving on the streaming
 // port are 404 unless their Host starts with localhost; streaming paths
 // pass; on the UI port everything passes. Unknown GETs get the Blazor page.
@@ -137,6 +178,15 @@ func TestLegacyFakeHostCheckAndFallback(t *testing.T) {
 		{"streaming port, LOCALHOST", "LOCALHOST:8410", "/api/version", false, 200, "application/json"},
 		{"streaming port, streaming path", "ersatztv.lan:8410", "/iptv/channels.m3u", false, 200, "text/html"},
 		{"UI port, unknown API path", "ersatztv.lan:8409", "/api/v1/version", true, 200, "text/html"},
+	}
+	oidc := NewLegacy(NewDemoStore(time.Unix(1_750_000_000, 0)))
+	oidc.OIDC = true
+	for path, status := range map[string]int{"/api/v1/version": http.StatusFound, "/api/version": http.StatusOK} {
+		rec := httptest.NewRecorder()
+		oidc.Handler(true).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://ersatztv.lan:8409"+path, nil))
+		if rec.Code != status {
+			t.Errorf("with OpenID Connect on, %s answers %d, want %d", path, rec.Code, status)
+		}
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -195,8 +195,9 @@ type Playout struct {
 	ScheduleFile      *string
 	DailyRebuildTime  *string
 	Items             []PlayoutItem
-	// Resets counts playout resets (POST …/playout/reset).
-	Resets int
+	// Resets counts playout resets (POST …/playout/reset); Refreshes the
+	// refresh builds other writes queue.
+	Resets, Refreshes int
 }
 
 // PlayoutItem is one scheduled item.
@@ -380,6 +381,38 @@ func (s *Store) library(id int) *Library {
 		}
 	}
 	return nil
+}
+
+// sourceOf returns the media source of library id (the library exists).
+func (s *Store) sourceOf(id int) *MediaSource {
+	for _, m := range s.Sources {
+		for i := range m.Libraries {
+			if m.Libraries[i].ID == id {
+				return m
+			}
+		}
+	}
+	return nil
+}
+
+// playoutsUsingSmart lists the playouts whose schedule has an item of
+// smart collection id.
+func (s *Store) playoutsUsingSmart(id int) []*Playout {
+	var out []*Playout
+	for _, p := range s.Playouts {
+		if p.ProgramScheduleID == nil {
+			continue
+		}
+		if sc := s.Schedule(*p.ProgramScheduleID); sc != nil {
+			for _, it := range sc.Items {
+				if it.CollectionType == "SmartCollection" && it.CollectionID != nil && *it.CollectionID == id {
+					out = append(out, p)
+					break
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Library returns the library with id, or nil.

@@ -217,7 +217,7 @@ func (s *Service) resetPlayout(ctx context.Context, in idArgs) (Plan, error) {
 // legacyReset resets by channel number, as upstream ErsatzTV addresses
 // channels.
 func (s *Service) legacyReset() toolkit.Tool {
-	return writeTool(s, "ersatztv_reset_channel_playout", "Rebuild a channel's playout from scratch. number: the channel's number.", resets,
+	return writeTool(s, "ersatztv_reset_channel_playout", "Queue a rebuild of a channel's playout from scratch; its progress is lost. number: the channel's number.", resets,
 		func(ctx context.Context, in legacyResetArgs) (Plan, error) {
 			var rows []map[string]any
 			if _, err := s.c.GetInto(ctx, []string{"channels"}, nil, &rows); err != nil {
@@ -229,6 +229,13 @@ func (s *Service) legacyReset() toolkit.Tool {
 						Action:  fmt.Sprintf("reset the playout of channel %s: rebuild its schedule from scratch", in.Number),
 						Target:  summary(r, "id", "number", "name"),
 						Request: s.request(http.MethodPost, nil, "channels", in.Number, "playout", "reset"),
+						Notes: []string{
+							"a reset clears the playout's state (collection progress, rerun history, its items) and builds it again from now",
+							"ErsatzTV answers not_found if the channel has no playout (this API cannot show it beforehand)",
+						},
+						// ChannelController writes BuildPlayout(Reset) to a
+						// background worker and answers 200 at once.
+						Queued: "ErsatzTV queued the rebuild and answered before it ran; a failed build is not reported here (see ErsatzTV's log)",
 					}, nil
 				}
 			}

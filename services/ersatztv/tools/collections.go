@@ -358,13 +358,15 @@ func normalizeETag(tag string) string {
 // --- smart collections (both APIs) -----------------------------------------
 
 type (
+	// ErsatzTV refuses a smart collection name that is empty, longer
+	// than 50 characters or another's (Create/UpdateSmartCollectionHandler).
 	smartArgs struct {
-		Name  string `json:"name" schema:"minLength=1,maxLength=100"`
+		Name  string `json:"name" schema:"minLength=1,maxLength=50"`
 		Query string `json:"query" schema:"minLength=1,maxLength=2000"`
 	}
 	updateSmartArgs struct {
 		ID    int     `json:"id" schema:"minimum=1"`
-		Name  *string `json:"name,omitempty" schema:"minLength=1,maxLength=100"`
+		Name  *string `json:"name,omitempty" schema:"minLength=1,maxLength=50"`
 		Query *string `json:"query,omitempty" schema:"minLength=1,maxLength=2000"`
 	}
 )
@@ -372,8 +374,8 @@ type (
 func (s *Service) smartCollectionWrites() []toolkit.Tool {
 	return []toolkit.Tool{
 		writeTool(s, "ersatztv_create_smart_collection", "Create a smart collection: a name and a Lucene query.", creates, s.createSmart),
-		writeTool(s, "ersatztv_update_smart_collection", "Change a smart collection's name or query; the other is kept.", updates, s.updateSmart),
-		writeTool(s, "ersatztv_delete_smart_collection", "Delete a smart collection.", destructive, s.deleteSmart),
+		writeTool(s, "ersatztv_update_smart_collection", "Change a smart collection's name or query; the other is kept. Playouts using it are rebuilt.", updates, s.updateSmart),
+		writeTool(s, "ersatztv_delete_smart_collection", "Delete a smart collection and everything using it (schedule, block, playlist items).", destructive, s.deleteSmart),
 	}
 }
 
@@ -441,13 +443,27 @@ func (s *Service) updateSmart(ctx context.Context, in updateSmartArgs) (Plan, er
 	if len(r.Changes) == 0 {
 		return Plan{}, nothingChanges(fmt.Sprintf("smart collection %d", in.ID))
 	}
+	if in.Name != nil {
+		// ErsatzTV refuses a name another smart collection has, with a
+		// bare 500; say so before anything is sent.
+		rows, err := s.smartList(ctx)
+		if err != nil {
+			return Plan{}, err
+		}
+		for _, row := range rows {
+			if n, ok := row["id"].(float64); ok && int(n) != in.ID && row["name"] == *in.Name {
+				return Plan{}, toolerr.New(toolerr.InvalidArgument, "another smart collection is already named %q; names are unique", *in.Name)
+			}
+		}
+	}
 	req := s.request(http.MethodPut, r.Body, "smart-collections", itoa(in.ID))
 	if s.Mode() == client.Legacy {
 		r.Body["id"] = in.ID
 		req = s.request(http.MethodPut, r.Body, "collections", "smart", "update")
 	}
 	return Plan{Action: fmt.Sprintf("update smart collection %d", in.ID), Target: summary(cur, "id", "name"),
-		Changes: r.Changes, Kept: r.Kept, Request: req}, nil
+		Changes: r.Changes, Kept: r.Kept, Request: req,
+		Notes: []string{"ErsatzTV then rebuilds (refresh mode) every playout whose schedule uses this smart collection"}}, nil
 }
 
 func (s *Service) deleteSmart(ctx context.Context, in idArgs) (Plan, error) {
@@ -459,5 +475,7 @@ func (s *Service) deleteSmart(ctx context.Context, in idArgs) (Plan, error) {
 	if s.Mode() == client.Legacy {
 		req = s.request(http.MethodDelete, nil, "collections", "smart", "delete", itoa(in.ID))
 	}
-	return Plan{Action: fmt.Sprintf("delete smart collection %d", in.ID), Target: summary(cur, "id", "name", "query"), Request: req}, nil
+	return Plan{Action: fmt.Sprintf("delete smart collection %d", in.ID), Target: summary(cur, "id", "name", "query"), Request: req,
+		Notes: []string{"ErsatzTV's database deletes with it every schedule item, block item, playlist item, filler preset, deco, rerun collection, " +
+			"multi-collection membership and playout anchor that uses this smart collection (cascade); schedules and playouts lose those items"}}, nil
 }

@@ -105,7 +105,15 @@ func (s *Service) scanLibrary() toolkit.Tool {
 		func(ctx context.Context, in idArgs) (Plan, error) {
 			p := Plan{Action: fmt.Sprintf("queue a scan of library %d", in.ID), Request: s.request(http.MethodPost, nil, "libraries", itoa(in.ID), "scan")}
 			if s.Mode() == client.Legacy {
-				p.Notes = []string{"upstream ErsatzTV has no list of libraries to check the id against; it answers not_found for an unknown one"}
+				// QueueLibraryScanByLibraryIdHandler: the scan is queued
+				// only if no scan of the library holds its lock, and a
+				// media server library with sync off is refused like an
+				// unknown id.
+				p.Notes = []string{
+					"upstream ErsatzTV has no list of libraries to check the id against; it answers not_found for an unknown id and also for a Plex, Jellyfin or Emby library whose sync is off",
+					"a Plex, Jellyfin or Emby library's scan first refreshes its media source's list of libraries",
+				}
+				p.Queued = "ErsatzTV answers OK without queueing anything when a scan of this library is already running; the scan then is the running one"
 				return p, nil
 			}
 			var libs []map[string]any

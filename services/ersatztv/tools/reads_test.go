@@ -160,7 +160,7 @@ func TestLegacyReadsAgainstTheFake(t *testing.T) {
 		}
 	}
 	svc.RunReads(t, []toolkittest.ReadCase{
-		{Tool: "ersatztv_list_channels", Has: []string{`"fFmpegProfile":"1080p H264 (software)"`, `"number":"3.1"`}, Check: route("/api/channels")},
+		{Tool: "ersatztv_list_channels", Has: []string{`"ffmpegProfile":"1080p H264 (software)"`, `"number":"3.1"`}, Check: route("/api/channels")},
 		{Tool: "ersatztv_list_smart_collections", Has: []string{`"80s movies"`}, Check: route("/api/collections/smart")},
 		{Tool: "ersatztv_list_ffmpeg_profiles", Has: []string{`"720p NVENC"`}, Check: route("/api/ffmpeg/profiles")},
 		{Tool: "ersatztv_get_resolution_by_name", Args: map[string]any{"name": "3840x2160"}, Has: []string{`"width":3840`}, Check: route("/api/ffmpeg/resolution/by-name/3840x2160")},

@@ -32,6 +32,10 @@ type Plan struct {
 	Kept    []string `json:"kept,omitempty"`
 	Request Request  `json:"request"`
 	Notes   []string `json:"notes,omitempty"`
+	// Queued, when set, says that ErsatzTV's answer only means the job was
+	// queued, and what that leaves open; the result then reports the
+	// action as queued, not done.
+	Queued string `json:"-"`
 	// Extra holds a preview's own facts (add_collection_items: which ids
 	// exist and which are new).
 	Extra map[string]any `json:"details,omitempty"`
@@ -72,6 +76,9 @@ func (s *Service) send(ctx context.Context, p Plan) (any, error) {
 		return nil, err
 	}
 	out := map[string]any{"done": p.Action, "status": resp.Status}
+	if p.Queued != "" {
+		out = map[string]any{"queued": p.Action, "status": resp.Status, "note": p.Queued}
+	}
 	if v, err := client.Decode(resp.Body); err == nil && v != nil {
 		out["answer"] = v
 	}

@@ -555,6 +555,98 @@ func TestLegacyWritesAgainstTheFake(t *testing.T) {
 	}
 }
 
+// What upstream ErsatzTV's writes really do, read from its source
+// (Controllers/Api, the MediaCollections and Libraries command handlers,
+// the EF configurations): each is shown before the confirm, and a write
+// ErsatzTV only queues is reported as queued.
+func TestLegacyWritesSayWhatErsatzTVDoes(t *testing.T) {
+	notes := func(p map[string]any) string {
+		b, _ := json.Marshal(p["notes"])
+		return string(b)
+	}
+	t.Run("a smart collection name is at most 50 characters", func(t *testing.T) {
+		e := startLegacy(t, nil)
+		svc := e.service(t)
+		for _, args := range []map[string]any{
+			{"name": strings.Repeat("x", 51), "query": "type:movie"},
+		} {
+			if got, isErr := svc.Call(t, "ersatztv_create_smart_collection", args, ""); !isErr {
+				t.Errorf("a 51-character name was accepted: %v", got)
+			}
+		}
+		if got, isErr := svc.Call(t, "ersatztv_update_smart_collection", map[string]any{"id": 20, "name": strings.Repeat("y", 51)}, ""); !isErr {
+			t.Errorf("a 51-character new name was accepted: %v", got)
+		}
+		if w := e.Legacy.Writes(); len(w) != 0 {
+			t.Errorf("writes sent: %+v", w)
+		}
+	})
+	t.Run("a rename to another's name is refused before sending", func(t *testing.T) {
+		e := startLegacy(t, nil)
+		got, isErr := e.service(t).Call(t, "ersatztv_update_smart_collection", map[string]any{"id": 20, "name": "Talking Heads videos"}, "")
+		if !isErr || errCode(got) != string(toolerr.InvalidArgument) || !strings.Contains(got["error"].(map[string]any)["message"].(string), "already named") {
+			t.Fatalf("preview: %v", got)
+		}
+	})
+	t.Run("an update rebuilds the playouts that use it", func(t *testing.T) {
+		e := startLegacy(t, nil)
+		svc := e.service(t)
+		args := map[string]any{"id": 20, "query": "type:movie"}
+		if n := notes(preview(t, svc, "ersatztv_update_smart_collection", args)); !strings.Contains(n, "rebuilds") {
+			t.Errorf("notes %s", n)
+		}
+		if got, isErr := confirm(t, svc, "ersatztv_update_smart_collection", args); isErr {
+			t.Fatal(got)
+		}
+		e.Store.Lock()
+		defer e.Store.Unlock()
+		if e.Store.Playout(2).Refreshes != 1 {
+			t.Error("the playout of the schedule using it was not rebuilt")
+		}
+	})
+	t.Run("a delete says what cascades", func(t *testing.T) {
+		e := startLegacy(t, nil)
+		svc := e.service(t)
+		args := map[string]any{"id": 20}
+		if n := notes(preview(t, svc, "ersatztv_delete_smart_collection", args)); !strings.Contains(n, "schedule item") || !strings.Contains(n, "cascade") {
+			t.Errorf("notes %s", n)
+		}
+		if got, isErr := confirm(t, svc, "ersatztv_delete_smart_collection", args); isErr {
+			t.Fatal(got)
+		}
+		e.Store.Lock()
+		defer e.Store.Unlock()
+		if items := e.Store.Schedule(30).Items; len(items) != 1 {
+			t.Errorf("schedule 30 kept %d items; its smart collection item goes with the delete", len(items))
+		}
+	})
+	for _, c := range []struct {
+		name, tool string
+		args       map[string]any
+		queued     func(s *fakeersatztv.Store) bool
+	}{
+		{"a reset is only queued", "ersatztv_reset_channel_playout", map[string]any{"number": "3.1"}, func(s *fakeersatztv.Store) bool { return s.Playout(1).Resets == 1 }},
+		{"a scan is only queued", "ersatztv_scan_library", map[string]any{"id": 1}, func(s *fakeersatztv.Store) bool { return s.Library(1).Scans == 1 }},
+		{"a scan of a library being scanned queues nothing", "ersatztv_scan_library", map[string]any{"id": 3}, func(s *fakeersatztv.Store) bool { return s.Library(3).Scans == 0 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := startLegacy(t, nil)
+			svc := e.service(t)
+			preview(t, svc, c.tool, c.args)
+			got, isErr := confirm(t, svc, c.tool, c.args)
+			res, _ := got["result"].(map[string]any)
+			if isErr || res["queued"] == nil || res["done"] != nil || res["note"] == nil {
+				t.Fatalf("result %v: a queued job must not be reported done", got)
+			}
+			e.Store.Lock()
+			defer e.Store.Unlock()
+			if !c.queued(e.Store) {
+				t.Error("the fake did not do what ErsatzTV does")
+			}
+		})
+	}
+}
+
 // Previews refuse what cannot or need not be done, before anything is sent.
 func TestPreviewsRefuse(t *testing.T) {
 	e := startV1(t, nil)
