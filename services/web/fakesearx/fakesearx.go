@@ -1,12 +1,17 @@
 // Package fakesearx is a stand-in for SearXNG and a handful of web pages,
 // for tests and the demo profile. /search answers like SearXNG's webapp
-// (searx/webapp.py): 403 when the requested format is not in
-// search.formats, 400 {"error": "No query"} without q, 400 for invalid
-// pageno, time_range or safesearch, 429 when the limiter is on, and
-// otherwise the JSON shape of get_json_response (query, number_of_results,
-// results, answers, corrections, infoboxes, suggestions,
-// unresponsive_engines as [name, reason] pairs). /pages/… serves the
-// fixture pages the results point at; /healthz answers OK.
+// (searx/webapp.py and searx/webadapter.py, searxng/searxng at 9fea4120,
+// August 2026): 403 when the requested format is not in search.formats,
+// 400 {"error": "No query"} without q, 400 {"error": "Invalid value … for
+// parameter …"} for an invalid pageno, time_range, safesearch or language,
+// unknown categories ignored, a 302 to the
+// external site for a known external bang (!!g …) whatever the format,
+// 429 when the limiter is on, and otherwise the JSON shape of
+// get_json_response (query without the query's special words, results,
+// answers, corrections, infoboxes, suggestions, unresponsive_engines as
+// [name, reason] pairs; number_of_results was dropped in May 2026).
+// /pages/… serves the fixture pages the results point at; /healthz
+// answers OK.
 package fakesearx
 
 import (
@@ -15,12 +20,27 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode"
 )
+
+// validLanguage is searx/webutils.py's VALID_LANGUAGE_CODE.
+var validLanguage = regexp.MustCompile(`^[a-z]{2,3}(-[a-zA-Z]{2})?$`)
+
+// categories are SearXNG's default categories; others are ignored.
+var categories = []string{"general", "images", "videos", "news", "map", "music", "it", "science", "files", "social media"}
+
+// externalBangs are a few of SearXNG's external bangs (searx/data/
+// external_bangs.json) and where they lead.
+var externalBangs = map[string]string{"g": "https://www.google.com/search?q=", "ddg": "https://duckduckgo.com/?q=", "w": "https://en.wikipedia.org/wiki/Special:Search?search="}
+
+func invalid(w http.ResponseWriter, name, value string) {
+	writeJSON(w, http.StatusBadRequest, map[string]string{"error": "Invalid value " + value + " for parameter " + name})
+}
 
 // Doc is a search result and, unless URL is set, the page it points at.
 type Doc struct {
@@ -129,24 +149,43 @@ func (o Options) search(w http.ResponseWriter, r *http.Request) {
 	if v := r.Form.Get("pageno"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": `Invalid value "` + v + `" for parameter pageno`})
+			invalid(w, "pageno", v)
 			return
 		}
 		pageno = n
 	}
-	if v := r.Form.Get("time_range"); v != "" && !slices.Contains([]string{"day", "week", "month", "year"}, v) {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": `Invalid value "` + v + `" for parameter time_range`})
-		return
-	}
 	if v := r.Form.Get("safesearch"); v != "" && !slices.Contains([]string{"0", "1", "2"}, v) {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": `Invalid value "` + v + `" for parameter safesearch`})
+		invalid(w, "safesearch", v)
 		return
 	}
+	if v := r.Form.Get("time_range"); v != "" && v != "None" && !slices.Contains([]string{"day", "week", "month", "year"}, v) {
+		invalid(w, "time_range", v)
+		return
+	}
+	if v := r.Form.Get("language"); v != "" && v != "auto" && !validLanguage.MatchString(v) {
+		invalid(w, "language", v)
+		return
+	}
+	// searx/query.py RawTextQuery: a known external bang redirects before
+	// any search, whatever the format; special words leave the query.
+	var words []string
+	for _, word := range strings.Fields(q) {
+		if bang, ok := strings.CutPrefix(word, "!!"); ok && externalBangs[strings.ToLower(bang)] != "" {
+			rest := strings.Join(slices.DeleteFunc(strings.Fields(q), func(x string) bool { return x == word }), " ")
+			http.Redirect(w, r, externalBangs[strings.ToLower(bang)]+url.QueryEscape(rest), http.StatusFound)
+			return
+		}
+		if strings.HasPrefix(word, ":") && validLanguage.MatchString(strings.ToLower(word[1:])) {
+			continue
+		}
+		words = append(words, word)
+	}
+	q = strings.Join(words, " ")
 	base := o.PageBase
 	if base == "" {
 		base = "http://" + r.Host
 	}
-	hits := o.match(q, r.Form.Get("categories"))
+	hits := o.match(q, knownCategories(r.Form.Get("categories")))
 	const perPage = 10
 	start := min((pageno-1)*perPage, len(hits))
 	hits = hits[start:min(start+perPage, len(hits))]
@@ -172,7 +211,6 @@ func (o Options) search(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"query":                q,
-		"number_of_results":    0,
 		"results":              results,
 		"answers":              []any{},
 		"corrections":          []any{},
@@ -180,6 +218,20 @@ func (o Options) search(w http.ResponseWriter, r *http.Request) {
 		"suggestions":          []string{q + " review", q + " problems"},
 		"unresponsive_engines": unresponsive,
 	})
+}
+
+// knownCategories keeps the categories SearXNG knows, as
+// parse_category_form does. None left is a search without categories: the
+// instance's default engines (the fake does not model engines, so every
+// document may answer).
+func knownCategories(v string) string {
+	var out []string
+	for _, c := range strings.Split(v, ",") {
+		if c = strings.TrimSpace(c); slices.Contains(categories, c) {
+			out = append(out, c)
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 func resultJSON(d Doc, u string, pos int, score float64) map[string]any {
@@ -214,7 +266,7 @@ func words(s string) []string {
 
 // match ranks docs by how many query words occur in title, snippet and
 // keywords; docs without any match are not results.
-func (o Options) match(q, categories string) []Doc {
+func (o Options) match(q, cats string) []Doc {
 	type hit struct {
 		d Doc
 		n int
@@ -222,12 +274,12 @@ func (o Options) match(q, categories string) []Doc {
 	}
 	var hits []hit
 	for i, d := range o.Docs {
-		if categories != "" {
+		if cats != "" {
 			c := d.Category
 			if c == "" {
 				c = "general"
 			}
-			if !slices.Contains(strings.Split(categories, ","), c) {
+			if !slices.Contains(strings.Split(cats, ","), c) {
 				continue
 			}
 		}

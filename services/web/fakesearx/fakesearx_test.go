@@ -31,7 +31,11 @@ func TestAnswersLikeSearXNG(t *testing.T) {
 		{demo, "/search?format=json", 400, `{"error":"No query"}`},
 		{demo, "/search?q=x&format=json&time_range=decade", 400, `for parameter time_range`},
 		{demo, "/search?q=x&format=json&pageno=0", 400, `for parameter pageno`},
-		{demo, "/search?q=x&format=json&safesearch=7", 400, `for parameter safesearch`},
+		{demo, "/search?q=x&format=json&safesearch=7", 400, `{"error":"Invalid value 7 for parameter safesearch"}`},
+		{demo, "/search?q=x&format=json&language=english", 400, `for parameter language`},
+		{demo, "/search?q=x&format=json&language=auto", 200, `"results"`},
+		{demo, "/search?q=!!g+nimbus&format=json", 302, ""},
+		{demo, "/search?q=nimbus+:de&format=json", 200, `"query":"nimbus"`},
 		{demo, "/search?q=x&format=csv", 403, `Forbidden`},
 		{fakesearx.New(fakesearx.Options{Formats: []string{"html"}}), "/search?q=x&format=json", 403, "Forbidden"},
 		{fakesearx.New(fakesearx.Options{Limited: true}), "/search?q=x&format=json", 429, "Too Many Requests"},
@@ -52,7 +56,7 @@ func TestAnswersLikeSearXNG(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"query", "number_of_results", "results", "answers", "corrections", "infoboxes", "suggestions", "unresponsive_engines"} {
+	for _, k := range []string{"query", "results", "answers", "corrections", "infoboxes", "suggestions", "unresponsive_engines"} {
 		if _, ok := out[k]; !ok {
 			t.Errorf("missing %s", k)
 		}
@@ -68,5 +72,12 @@ func TestAnswersLikeSearXNG(t *testing.T) {
 	}
 	if u := out["unresponsive_engines"].([]any)[0].([]any); u[0] != "brave" || u[1] != "too many requests" {
 		t.Errorf("unresponsive: %v", u)
+	}
+	// Unknown categories are ignored, as SearXNG's parse_category_form
+	// does: the search is the default one instead of finding nothing.
+	_, _, unknown := get(t, demo, "/search?q=nimbus+3.2+release&format=json&categories=nosuch")
+	_, _, none := get(t, demo, "/search?q=nimbus+3.2+release&format=json")
+	if unknown != none || !strings.Contains(none, "nimbus") {
+		t.Errorf("an unknown category changed the answer:\n%s\n%s", unknown, none)
 	}
 }

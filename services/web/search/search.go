@@ -116,11 +116,10 @@ type Results struct {
 
 // wire is SearXNG's JSON answer (searx/webutils.py get_json_response).
 type wire struct {
-	Query           string            `json:"query"`
-	NumberOfResults float64           `json:"number_of_results"`
-	Results         []wireResult      `json:"results"`
-	Answers         []json.RawMessage `json:"answers"`
-	Unresponsive    [][]any           `json:"unresponsive_engines"`
+	Query        string            `json:"query"`
+	Results      []wireResult      `json:"results"`
+	Answers      []json.RawMessage `json:"answers"`
+	Unresponsive [][]any           `json:"unresponsive_engines"`
 }
 
 type wireResult struct {
@@ -139,6 +138,14 @@ func (c *Client) Search(ctx context.Context, q Query) (*Results, error) {
 	q.Q = strings.TrimSpace(q.Q)
 	if q.Q == "" {
 		return nil, toolerr.New(toolerr.InvalidArgument, "the query is empty")
+	}
+	for _, w := range strings.Fields(q.Q) {
+		// searx/query.py: a word !!<bang> is an external bang; SearXNG
+		// answers it with a redirect to that site, whatever the format,
+		// instead of searching.
+		if len(w) > 2 && strings.HasPrefix(w, "!!") {
+			return nil, toolerr.New(toolerr.InvalidArgument, "the query contains %q: SearXNG treats a word starting with !! as an external bang and sends the search to another site instead of answering; remove it", clip(w, 20))
+		}
 	}
 	limit := q.Limit
 	if limit <= 0 {

@@ -201,3 +201,25 @@ func TestAnswers(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 }
+
+// SearXNG answers a query with an external bang (!!g, !!w, …) with a
+// redirect to that site, JSON format or not (searx/webapp.py search,
+// searx/query.py ExternalBangParser). That used to come back as "SearXNG
+// answered with a redirect; set the exact base URL", blaming the
+// configuration; such a word is now refused before anything is sent.
+func TestExternalBangsAreRefusedBeforeSearching(t *testing.T) {
+	rec := &recorder{next: fakesearx.NewDemo()}
+	c := client(t, rec)
+	for _, q := range []string{"!!g nimbus release", "nimbus !!w"} {
+		_, err := c.Search(t.Context(), search.Query{Q: q})
+		if toolerr.CodeOf(err) != toolerr.InvalidArgument || !strings.Contains(toolerr.MessageOf(err), "external bang") {
+			t.Errorf("%q: %v", q, err)
+		}
+	}
+	if len(rec.seen) != 0 {
+		t.Errorf("%d searches sent", len(rec.seen))
+	}
+	if _, err := c.Search(t.Context(), search.Query{Q: "nimbus 3.2 release !! wow"}); err != nil {
+		t.Errorf("a bare !! is no bang: %v", err)
+	}
+}
