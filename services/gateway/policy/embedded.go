@@ -4,45 +4,44 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"path"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/loader"
 	"github.com/open-policy-agent/opa/v1/rego"
-	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/toolgate/toolgate/internal/approval"
 )
 
 // Embedded evaluates the policy in-process. It is safe for concurrent use.
-// It remembers the decisions that partial evaluation proves independent of
-// the arguments, ticket, user and time (see constant.go); the memory lives
-// and dies with this engine, i.e. with this compiled policy and its data.
-type Embedded struct {
-	query rego.PreparedEvalQuery
-	known *knownDecisions
-	// partialMu serializes partial evaluations (see NewEmbedded).
-	partialMu sync.Mutex
-	partial   rego.PreparedPartialQuery
-	// The data a residual is evaluated with (residual.go): the
-	// evaluations' store.
-	store    storage.Store
-	compiled *residuals // under partialMu
-	// Evaluations, partial evaluations and residual evaluations run, for
-	// tests.
-	evals, partials, residuals atomic.Int64
-	// residualChecks: see residual.go (tests lower it).
-	residualChecks int32
-}
+// What it remembers (decisionCache) lives and dies with this engine, i.e.
+// with this compiled policy and its data.
+type Embedded struct{ *decisionCache }
 
 var _ Engine = (*Embedded)(nil)
+
+// inProcess evaluates the compiled policy.
+type inProcess struct {
+	query rego.PreparedEvalQuery
+	// partialMu serializes partial evaluations (see NewEmbedded).
+	partialMu    sync.Mutex
+	partialQuery rego.PreparedPartialQuery
+}
+
+// embeddedResidualRoots are where an embedded residual's references may
+// point: the residual itself, the support rules partial evaluation wrote
+// (package partial) and the data documents (policies/data, loaded under
+// data.data).
+var embeddedResidualRoots = []ast.Ref{
+	ast.MustParseRef("data." + residualPackage),
+	ast.MustParseRef("data.partial"),
+	ast.MustParseRef("data.data"),
+}
 
 // NewEmbedded loads the policy directory fsys (policies.FS in production,
 // os.DirFS in tests) with OPA's own loader, so data files land at the same
@@ -112,11 +111,8 @@ func NewEmbedded(ctx context.Context, fsys fs.FS) (*Embedded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prepare policy for partial evaluation: %w", err)
 	}
-	return &Embedded{
-		query: pq, partial: partial, known: newKnownDecisions(maxKnownDecisions),
-		store: store, residualChecks: residualChecks,
-		compiled: &residuals{m: map[string]*residual{}, max: maxKnownDecisions},
-	}, nil
+	opa := &inProcess{query: pq, partialQuery: partial}
+	return &Embedded{newDecisionCache(opa, cacheOptions{residualData: store, residualRoots: embeddedResidualRoots})}, nil
 }
 
 // copyDocuments deep-copies loaded data through its JSON form.
@@ -136,83 +132,66 @@ func skipTests(p string, info fs.FileInfo, _ int) bool {
 	return !info.IsDir() && strings.HasSuffix(path.Base(p), "_test.rego")
 }
 
-// Decide answers from memory when the decision for in's known part was
-// proven constant, and evaluates the policy otherwise.
-func (e *Embedded) Decide(ctx context.Context, in Input) (Decision, error) {
-	key, ok := in.knownKey()
-	if !ok {
-		return e.evaluate(ctx, in)
-	}
-	if k, found := e.known.get(key); found {
-		switch {
-		case k.constant:
-			return k.decision, nil
-		case k.residual != nil:
-			return e.decideResidual(ctx, key, k, in)
-		}
-		return e.evaluate(ctx, in)
-	}
-	d, err := e.evaluate(ctx, in)
-	if err != nil {
-		return d, err
-	}
-	// First time for this known part: is the decision a constant?
-	c, isConstant, res := e.constant(ctx, in, key.fixed)
-	// The constant must be what the full evaluation of this very input
-	// said; anything else would be a partial evaluation fault, and the
-	// full evaluation is then used for every call with this known part.
-	// So must the residual's answer.
-	k := known{decision: c, constant: isConstant && c == d}
-	if !isConstant && res != nil {
-		if rd, rerr := e.evalResidual(ctx, res, in); rerr == nil && rd == d {
-			k.residual, k.checked = res, new(atomic.Int32)
-		}
-	}
-	e.known.put(key, k)
-	return d, nil
-}
-
-// decideResidual answers with the residual of in's known part; during its
-// first residualChecks calls the full evaluation must agree, and when it
-// does not, the full evaluation decides this known part from then on.
-func (e *Embedded) decideResidual(ctx context.Context, key knownKey, k known, in Input) (Decision, error) {
-	if k.checked.Load() >= e.residualChecks {
-		return e.evalResidual(ctx, k.residual, in)
-	}
-	d, err := e.evaluate(ctx, in)
-	rd, rerr := e.evalResidual(ctx, k.residual, in)
-	if (err == nil) != (rerr == nil) || rd != d {
-		e.known.put(key, known{})
-		return d, err
-	}
-	k.checked.Add(1)
-	return d, err
-}
-
-func (e *Embedded) evalResidual(ctx context.Context, r *residual, in Input) (Decision, error) {
-	e.residuals.Add(1)
-	return r.eval(ctx, in)
-}
-
 // evaluate runs the whole policy for in.
-func (e *Embedded) evaluate(ctx context.Context, in Input) (Decision, error) {
-	e.evals.Add(1)
+func (p *inProcess) evaluate(ctx context.Context, in Input) (Decision, error) {
+	v, err := evalWith(ctx, p.query, in)
+	if err != nil {
+		return failClosed, err
+	}
+	return decisionOf(v)
+}
+
+// evalWith evaluates q for in and returns its value.
+func evalWith(ctx context.Context, q rego.PreparedEvalQuery, in Input) (any, error) {
 	v, err := in.astValue()
 	if err != nil {
-		return failClosed, fmt.Errorf("%w: build input: %w", ErrEvaluation, err)
+		return nil, fmt.Errorf("%w: build input: %w", ErrEvaluation, err)
 	}
-	rs, err := e.query.Eval(ctx, rego.EvalParsedInput(v))
+	rs, err := q.Eval(ctx, rego.EvalParsedInput(v))
 	if err != nil {
-		return failClosed, fmt.Errorf("%w: %w", ErrEvaluation, err)
+		return nil, fmt.Errorf("%w: %w", ErrEvaluation, err)
 	}
 	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
-		return failClosed, ErrUndefined
+		return nil, ErrUndefined
 	}
-	d, err := decisionFromResult(rs[0].Expressions[0].Value)
+	return rs[0].Expressions[0].Value, nil
+}
+
+// decisionOf is the valid decision v holds, or failClosed.
+func decisionOf(v any) (Decision, error) {
+	d, err := decisionFromResult(v)
 	if err != nil {
 		return failClosed, err
 	}
 	return checked(d)
+}
+
+// partial partially evaluates the decision for in's static part.
+func (p *inProcess) partial(ctx context.Context, in Input, noArgs bool) (*rego.PartialQueries, error) {
+	items := in.staticItems()
+	var unknowns []*ast.Term
+	for _, f := range unknownFields(noArgs) {
+		unknowns = append(unknowns, ast.RefTerm(ast.InputRootDocument, ast.StringTerm(f)))
+	}
+	if noArgs {
+		items = append(items, item("args", ast.ObjectTerm()), item("ticket", Ticket{State: "none"}.term()))
+	}
+	p.partialMu.Lock()
+	defer p.partialMu.Unlock()
+	pq, err := p.partialQuery.Partial(ctx, rego.EvalParsedInput(ast.NewObject(items...)), rego.EvalParsedUnknowns(unknowns))
+	if err != nil {
+		return nil, err
+	}
+	// Copies: the result may share terms with what the next partial
+	// evaluation rewrites.
+	out := &rego.PartialQueries{}
+	for _, q := range pq.Queries {
+		out.Queries = append(out.Queries, q.Copy())
+	}
+	for _, m := range pq.Support {
+		out.Support = append(out.Support, m.Copy())
+	}
+	return out, nil
 }
 
 // decisionFromResult converts the evaluated object, applying the same rules
@@ -249,139 +228,4 @@ func decisionFromResult(v any) (Decision, error) {
 		d.TTLSeconds = int(i)
 	}
 	return d, nil
-}
-
-// astValue builds the same value that JSON-encoding in and parsing it would
-// give, without the JSON round trip (EvalParsedInput is the cheapest way
-// into OPA).
-func (in Input) astValue() (ast.Value, error) {
-	varying, err := in.varyingItems()
-	if err != nil {
-		return nil, err
-	}
-	return ast.NewObject(append(in.knownItems(), varying...)...), nil
-}
-
-// knownItems are the input fields that stay the same for a client calling
-// one tool: the parts a remembered decision is keyed by (knownKey).
-func (in Input) knownItems() [][2]*ast.Term {
-	groups := ast.NullTerm()
-	if in.Client.Groups != nil {
-		terms := make([]*ast.Term, len(in.Client.Groups))
-		for i, g := range in.Client.Groups {
-			terms[i] = ast.StringTerm(g)
-		}
-		groups = ast.ArrayTerm(terms...)
-	}
-	return [][2]*ast.Term{
-		item("action", ast.StringTerm(in.Action)),
-		item("client", ast.ObjectTerm(
-			item("name", ast.StringTerm(in.Client.Name)),
-			item("groups", groups),
-		)),
-		// The end user's role, unlike the user, is few values that rules
-		// about services read on every call: known, so part of the key.
-		item("user_role", ast.StringTerm(in.UserRole)),
-		item("service", ast.StringTerm(in.Service)),
-		item("tool", ast.StringTerm(in.Tool)),
-		item("write", ast.BooleanTerm(in.Write)),
-		item("annotations", ast.ObjectTerm(
-			item("readOnlyHint", ast.BooleanTerm(in.Annotations.ReadOnly)),
-			item("destructiveHint", ast.BooleanTerm(in.Annotations.Destructive)),
-			item("idempotentHint", ast.BooleanTerm(in.Annotations.Idempotent)),
-			item("openWorldHint", ast.BooleanTerm(in.Annotations.OpenWorld)),
-		)),
-		item("transport", ast.StringTerm(in.Transport)),
-	}
-}
-
-// varyingItems are the fields that may differ from call to call (varying).
-func (in Input) varyingItems() ([][2]*ast.Term, error) {
-	args, err := jsonValue(in.Args)
-	if err != nil {
-		return nil, fmt.Errorf("args: %w", err)
-	}
-	ts, err := in.Time.MarshalText() // RFC 3339, exactly as encoding/json writes it
-	if err != nil {
-		return nil, fmt.Errorf("time: %w", err)
-	}
-	items := [][2]*ast.Term{
-		item("user", ast.StringTerm(in.User)),
-		item("args", ast.NewTerm(args)),
-		item("ticket", in.Ticket.term()),
-		item("time", ast.StringTerm(string(ts))),
-	}
-	// Absent, not null, when the preview has not run: as encoding/json
-	// writes it (omitempty) for the sidecar.
-	if in.Preview != nil {
-		facts, err := jsonValue(in.Preview.Facts)
-		if err != nil {
-			return nil, fmt.Errorf("preview: %w", err)
-		}
-		items = append(items, item("preview", ast.ObjectTerm(item("facts", ast.NewTerm(facts)))))
-	}
-	return items, nil
-}
-
-func (t Ticket) term() *ast.Term {
-	return ast.ObjectTerm(
-		item("state", ast.StringTerm(t.State)),
-		item("force", ast.BooleanTerm(t.Force)),
-	)
-}
-
-func item(key string, v *ast.Term) [2]*ast.Term {
-	return ast.Item(ast.StringTerm(key), v)
-}
-
-// errNotJSON mirrors json.Marshal refusing a value.
-var errNotJSON = errors.New("value has no JSON form")
-
-// jsonValue converts decoded-JSON Go values directly and everything else via
-// a JSON round trip, so nil maps and slices become null as encoding/json
-// would write them (ast.InterfaceToValue would make them empty).
-func jsonValue(x any) (ast.Value, error) {
-	switch x := x.(type) {
-	case nil:
-		return ast.NullValue, nil
-	case bool, string, int, int64, json.Number:
-		return ast.InterfaceToValue(x)
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, errNotJSON
-		}
-		return ast.InterfaceToValue(x)
-	case map[string]any:
-		if x == nil {
-			return ast.NullValue, nil
-		}
-		obj := ast.NewObjectWithCapacity(len(x))
-		for k, v := range x {
-			val, err := jsonValue(v)
-			if err != nil {
-				return nil, err
-			}
-			obj.Insert(ast.StringTerm(k), ast.NewTerm(val))
-		}
-		return obj, nil
-	case []any:
-		if x == nil {
-			return ast.NullValue, nil
-		}
-		terms := make([]*ast.Term, len(x))
-		for i, v := range x {
-			val, err := jsonValue(v)
-			if err != nil {
-				return nil, err
-			}
-			terms[i] = ast.NewTerm(val)
-		}
-		return ast.NewArray(terms...), nil
-	default:
-		b, err := json.Marshal(x)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", errNotJSON, err)
-		}
-		return ast.ValueFromReader(bytes.NewReader(b))
-	}
 }

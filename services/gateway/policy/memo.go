@@ -4,55 +4,24 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 )
 
-// Remembered residual answers.
-//
-// A residual (residual.go) is a Rego program over the input and the
-// policy's data, and the data is fixed for the engine's life. Rego reads the
-// input only through references rooted at input, so when every such
-// reference has a ground prefix that names one field other than time
-// (input.args.force, input.preview.facts.unresolved, input.args[x] → the
-// whole of input.args), the residual's answer is a function of the values
-// at those prefixes: evaluating it again for the same values gives the same
-// decision. The engine then remembers the answer per those values. It does
-// not when the program reads the whole input, the time (which never
-// repeats), replaces input values with `with`, or calls a builtin whose
-// answer may change between calls (time.now_ns, http.send, rand.intn).
-//
-// For the shipped policy a write's residual reads input.args.force,
-// input.ticket.force and input.preview.facts.unresolved, so a preview's two
-// decisions are two lookups once a client's first writes were decided.
+// A residual's answers are remembered by the values it reads. Rego reads
+// the input only through references rooted at input, so when each such
+// reference has a ground prefix naming one field other than time
+// (input.args.force; input.args[x] reads the whole of input.args), the
+// residual's answer is a function of the values at those prefixes, the
+// data being fixed for the engine's life. Not when it reads the whole
+// input or the time (which never repeats), replaces input values with
+// `with`, or calls a builtin whose answer may change (time.now_ns,
+// http.send, rand.intn).
 
-// maxResidualMemo bounds one residual's memory; past it the memory starts
-// afresh. Its keys are the values the residual reads, so a program that
-// reads the arguments of a write has one entry per distinct value there.
-const maxResidualMemo = 1024
-
-type decisionMemo struct {
-	mu  sync.RWMutex
-	m   map[string]Decision
-	max int
-}
-
-func (m *decisionMemo) get(key string) (Decision, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	d, ok := m.m[key]
-	return d, ok
-}
-
-func (m *decisionMemo) put(key string, d Decision) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.m) >= m.max {
-		clear(m.m)
-	}
-	m.m[key] = d
-}
+// maxResidualAnswers bounds one residual's answers. Its keys are the
+// values the residual reads, so a program that reads the arguments of a
+// write has one entry per distinct value there.
+const maxResidualAnswers = 1024
 
 // inputReads returns the input paths the compiled modules read, each
 // without its input head, in a fixed order; ok is false when the answers
@@ -126,7 +95,7 @@ func inputReads(modules map[string]*ast.Module) (reads []ast.Ref, ok bool) {
 // its length in front, or "-" where the path is absent. ok is false when
 // r's answers are not remembered or a value cannot be read.
 func (r *residual) memoKey(in Input) (string, bool) {
-	if r.memo == nil {
+	if r.answers == nil {
 		return "", false
 	}
 	var b []byte
@@ -217,7 +186,7 @@ func (in Input) field(name string) (v ast.Value, present bool, err error) {
 	case "time":
 		return nil, false, fmt.Errorf("time is not remembered")
 	}
-	for _, it := range in.knownItems() {
+	for _, it := range in.staticItems() {
 		if it[0].Value.Compare(ast.String(name)) == 0 {
 			return it[1].Value, true, nil
 		}

@@ -103,15 +103,15 @@ func TestPreviewDecisionsAreRemembered(t *testing.T) {
 		if human := i%5 == 3 || i%5 == 4; human != (got.Approval == approval.Human) {
 			t.Fatalf("call %d: approval %s", i, got.Approval)
 		}
-		key, _ := in.knownKey()
-		k, _ := e.known.get(key)
-		if k.residual == nil || k.residual.memo == nil {
+		key, _ := in.staticKey()
+		k, _ := e.plans.get(key)
+		if k.residual == nil || k.residual.answers == nil {
 			t.Fatal("the write's residual is not remembered")
 		}
 		hits = k.residual.hits.Load()
 	}
-	if e.evals.Load() != 1+residualChecks {
-		t.Errorf("%d full evaluations, want %d", e.evals.Load(), 1+residualChecks)
+	if e.fullEvals.Load() != 1+residualChecks {
+		t.Errorf("%d full evaluations, want %d", e.fullEvals.Load(), 1+residualChecks)
 	}
 	// 183 decisions by the residual alone; the distinct values it reads
 	// are few, so all but their first answers come from memory.

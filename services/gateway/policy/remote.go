@@ -8,11 +8,11 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
 )
 
 // MaxResponseBytes caps the sidecar's answer; a decision is a few hundred
@@ -26,7 +26,7 @@ const decisionPath = "/v1/data/toolgate/authz/decision?strict-builtin-errors=tru
 
 // compilePath is OPA's Compile API (partial evaluation). The sidecar's
 // system policy lets the gateway ask it only compileQuery, with no more
-// unknowns than varying.
+// unknowns than perCallFields.
 const compilePath = "/v1/compile"
 
 // compileQuery is the partial evaluation's query: the decision bound to
@@ -41,51 +41,33 @@ const DefaultRemoteTimeout = 5 * time.Second
 // backstop for a sidecar whose policy changes while the gateway's
 // connections to it stay open (an OPA run with --watch or bundles, or a
 // proxy in between); compose's sidecar changes its policy only by
-// restarting, which the connections show at once (sidecarConns).
+// restarting, which the connections show at once (sidecarClient).
 const rememberFor = 10 * time.Second
 
 // Remote asks an OPA sidecar over its Data API. It is safe for concurrent use.
 //
-// Like Embedded, it remembers the decisions that partial evaluation proves
-// independent of the arguments, ticket, user, time and preview (see
-// constant.go) and decides the others by their residual once it agreed
-// with the sidecar on residualChecks calls (residual.go), but the partial
-// evaluation is the sidecar's own, of the policy and data the sidecar has
-// loaded (its Compile API), a residual is used only when it refers to no
-// data, and what is remembered is used only while nothing about the
-// sidecar can have changed: no connection to it was opened, closed or lost
-// since, and for at most rememberFor. Every other decision is one request
-// to the sidecar.
-type Remote struct {
+// Like Embedded it remembers (decisionCache), but from the sidecar's own
+// partial evaluation (its Compile API) of the policy and data it has
+// loaded; a residual is used only when it refers to no data, and a plan
+// only while nothing about the sidecar can have changed: no connection to
+// it was opened, closed or lost since, and for at most rememberFor.
+type Remote struct{ *decisionCache }
+
+var _ Engine = (*Remote)(nil)
+
+// sidecar is the client of the OPA sidecar's HTTP API.
+type sidecar struct {
 	url, compileURL string
 	token           []byte
 	hc              *http.Client
-	now             func() time.Time
-	// conns changes whenever a connection to the sidecar opens, closes or
-	// fails (sidecarTransport).
-	conns *atomic.Uint64
-	known *memory[knownKey, remoteKnown]
-	// compiled shares residuals between known parts (residual.go).
-	compiledMu sync.Mutex
-	compiled   *residuals
-	// Requests sent, for tests: decisions and partial evaluations; and
-	// residual evaluations.
-	decisions, compiles, residuals atomic.Int64
 }
 
-// remoteKnown is what the sidecar said about one known part.
-type remoteKnown struct {
-	decision Decision
-	constant bool
-	// residual, when not constant: see known.
-	residual *residual
-	checked  *atomic.Int32
-	// conns is Remote.conns when it was learnt; until is when it expires.
-	conns uint64
-	until time.Time
+// remoteResidualRoots are where a sidecar's residual may refer: itself and
+// its support rules.
+var remoteResidualRoots = []ast.Ref{
+	ast.MustParseRef("data." + residualPackage),
+	ast.MustParseRef("data.partial"),
 }
-
-var _ Engine = (*Remote)(nil)
 
 // RemoteOptions configure NewRemote.
 type RemoteOptions struct {
@@ -110,92 +92,25 @@ func NewRemote(baseURL string, token []byte, o RemoteOptions) *Remote {
 	}
 	base := strings.TrimRight(baseURL, "/")
 	conns := new(atomic.Uint64)
-	return &Remote{
+	s := &sidecar{
 		url: base + decisionPath, compileURL: base + compilePath, token: bytes.Clone(token),
-		hc: sidecarClient(o.Timeout, conns), now: o.Now, conns: conns,
-		known:    newMemory[knownKey, remoteKnown](maxKnownDecisions),
-		compiled: &residuals{m: map[string]*residual{}, max: maxKnownDecisions},
+		hc: sidecarClient(o.Timeout, conns),
 	}
-}
-
-// Decide answers from memory when the sidecar proved the decision for in's
-// known part constant, with the sidecar's residual for that known part once
-// it agreed with the sidecar residualChecks times, and asks the sidecar
-// otherwise; remembered answers only while nothing about the sidecar
-// changed since.
-func (r *Remote) Decide(ctx context.Context, in Input) (Decision, error) {
-	key, ok := in.knownKey()
-	if !ok {
-		return r.ask(ctx, in)
-	}
-	conns, now := r.conns.Load(), r.now()
-	if k, found := r.known.get(key); found && k.conns == conns && now.Before(k.until) {
-		switch {
-		case k.constant:
-			return k.decision, nil
-		case k.residual != nil:
-			return r.decideResidual(ctx, key, k, in)
-		}
-		return r.ask(ctx, in)
-	}
-	d, err := r.ask(ctx, in)
-	if err != nil {
-		return d, err
-	}
-	// First time for this known part (on these connections): is the
-	// decision a constant? It must be what the sidecar just decided for
-	// this very input, and so must its residual's answer; otherwise, or
-	// when the sidecar cannot tell, every call of this known part asks the
-	// sidecar until the entry expires.
-	c, isConstant, res := r.partial(ctx, in, key.fixed)
-	k := remoteKnown{decision: c, constant: isConstant && c == d, conns: conns, until: now.Add(rememberFor)}
-	if !isConstant && res != nil && !res.disagreed.Load() {
-		if rd, rerr := r.evalResidual(ctx, res, in); rerr == nil && rd == d {
-			k.residual, k.checked = res, new(atomic.Int32)
-		}
-	}
-	if r.conns.Load() == conns {
-		r.known.put(key, k)
-	}
-	return d, nil
-}
-
-// decideResidual answers with the residual of in's known part; during its
-// first residualChecks calls the sidecar must agree, and when it does not,
-// the sidecar decides this known part from then on, and the residual is
-// used for no known part again (not after the entry expired either: the
-// sidecar would hand out the same program).
-func (r *Remote) decideResidual(ctx context.Context, key knownKey, k remoteKnown, in Input) (Decision, error) {
-	if k.checked.Load() >= residualChecks {
-		return r.evalResidual(ctx, k.residual, in)
-	}
-	d, err := r.ask(ctx, in)
-	rd, rerr := r.evalResidual(ctx, k.residual, in)
-	if (err == nil) != (rerr == nil) || rd != d {
-		k.residual.disagreed.Store(true)
-		r.known.put(key, remoteKnown{conns: k.conns, until: k.until})
-		return d, err
-	}
-	k.checked.Add(1)
-	return d, err
-}
-
-func (r *Remote) evalResidual(ctx context.Context, res *residual, in Input) (Decision, error) {
-	r.residuals.Add(1)
-	return res.eval(ctx, in)
+	return &Remote{newDecisionCache(s, cacheOptions{
+		residualRoots: remoteResidualRoots, changes: conns, rememberFor: rememberFor, now: o.Now,
+	})}
 }
 
 // Probe asks the sidecar for a decision, never from memory: whether it
 // answers now.
 func (r *Remote) Probe(ctx context.Context) error {
-	_, err := r.ask(ctx, ProbeInput(r.now()))
+	_, err := r.evaluate(ctx, ProbeInput(r.now()))
 	return err
 }
 
-// ask posts {"input": in} and reads {"result": decision}.
-func (r *Remote) ask(ctx context.Context, in Input) (Decision, error) {
-	r.decisions.Add(1)
-	raw, err := r.post(ctx, r.url, struct {
+// evaluate posts {"input": in} and reads {"result": decision}.
+func (s *sidecar) evaluate(ctx context.Context, in Input) (Decision, error) {
+	raw, err := s.post(ctx, s.url, struct {
 		Input Input `json:"input"`
 	}{in})
 	if err != nil {
@@ -219,19 +134,15 @@ func (r *Remote) ask(ctx context.Context, in Input) (Decision, error) {
 }
 
 // partial asks the sidecar to partially evaluate the decision for in's
-// known part and reports whether what is left is one constant decision,
-// and which; when it is not, it returns the residual to evaluate instead
-// (nil when there is none that can be used). Any failure means "not known
-// to be constant" and no residual.
-func (r *Remote) partial(ctx context.Context, in Input, fixed bool) (Decision, bool, *residual) {
-	r.compiles.Add(1)
+// static part.
+func (s *sidecar) partial(ctx context.Context, in Input, noArgs bool) (*rego.PartialQueries, error) {
 	unknowns := []string{}
-	for _, f := range unknownFields(fixed) {
+	for _, f := range unknownFields(noArgs) {
 		unknowns = append(unknowns, "input."+f)
 	}
-	raw, err := r.post(ctx, r.compileURL, compileRequest{Query: compileQuery, Input: in.known(fixed), Unknowns: unknowns})
+	raw, err := s.post(ctx, s.compileURL, compileRequest{Query: compileQuery, Input: in.staticInput(noArgs), Unknowns: unknowns})
 	if err != nil {
-		return Decision{}, false, nil
+		return nil, err
 	}
 	var resp struct {
 		Result struct {
@@ -240,38 +151,21 @@ func (r *Remote) partial(ctx context.Context, in Input, fixed bool) (Decision, b
 		} `json:"result"`
 	}
 	if err := json.Unmarshal(raw, &resp); err != nil {
-		return Decision{}, false, nil
+		return nil, fmt.Errorf("%w: not a Compile API response", ErrBadResponse)
 	}
-	// Support rules mean conditions on the unknowns: not a constant.
-	if len(resp.Result.Support) == 0 {
-		if d, ok := constantOf(ctx, resp.Result.Queries); ok {
-			return d, true, nil
-		}
-	}
-	// The gateway has none of the sidecar's data: a residual that still
-	// refers to it cannot be used.
-	r.compiledMu.Lock()
-	defer r.compiledMu.Unlock()
-	return Decision{}, false, r.compiled.compile(ctx, resp.Result.Queries, resp.Result.Support, nil, remoteResidualRoots)
-}
-
-// remoteResidualRoots are where a sidecar's residual may refer: itself and
-// its support rules.
-var remoteResidualRoots = []ast.Ref{
-	ast.MustParseRef("data." + residualPackage),
-	ast.MustParseRef("data.partial"),
+	return &rego.PartialQueries{Queries: resp.Result.Queries, Support: resp.Result.Support}, nil
 }
 
 // compileRequest is the body of a Compile API request; the sidecar's
 // system policy accepts exactly these keys.
 type compileRequest struct {
-	Query    string     `json:"query"`
-	Input    knownInput `json:"input"`
-	Unknowns []string   `json:"unknowns"`
+	Query    string      `json:"query"`
+	Input    staticInput `json:"input"`
+	Unknowns []string    `json:"unknowns"`
 }
 
-// knownInput is an input's known part (knownItems) in its JSON form.
-type knownInput struct {
+// staticInput is an input's static part (staticItems) in its JSON form.
+type staticInput struct {
 	Action      string      `json:"action"`
 	Client      Client      `json:"client"`
 	UserRole    string      `json:"user_role"`
@@ -280,25 +174,25 @@ type knownInput struct {
 	Write       bool        `json:"write"`
 	Annotations Annotations `json:"annotations"`
 	Transport   string      `json:"transport"`
-	// Known only with fixed: no arguments ({}) and no ticket; the preview
-	// is then known to be absent.
+	// Static only with noArgs: no arguments ({}) and no ticket; the
+	// preview is then known to be absent.
 	Args   *struct{} `json:"args,omitempty"`
 	Ticket *Ticket   `json:"ticket,omitempty"`
 }
 
-func (in Input) known(fixed bool) knownInput {
-	k := knownInput{
+func (in Input) staticInput(noArgs bool) staticInput {
+	k := staticInput{
 		Action: in.Action, Client: in.Client, UserRole: in.UserRole, Service: in.Service, Tool: in.Tool,
 		Write: in.Write, Annotations: in.Annotations, Transport: in.Transport,
 	}
-	if fixed {
+	if noArgs {
 		k.Args, k.Ticket = &struct{}{}, &Ticket{State: "none"}
 	}
 	return k
 }
 
 // post sends body as JSON to url and returns the answer of a 200.
-func (r *Remote) post(ctx context.Context, url string, body any) ([]byte, error) {
+func (s *sidecar) post(ctx context.Context, url string, body any) ([]byte, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode input: %w", ErrBadResponse, err)
@@ -309,11 +203,11 @@ func (r *Remote) post(ctx context.Context, url string, body any) ([]byte, error)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	if r.token != nil {
-		req.Header.Set("Authorization", "Bearer "+string(r.token))
+	if s.token != nil {
+		req.Header.Set("Authorization", "Bearer "+string(s.token))
 	}
 
-	resp, err := r.hc.Do(req)
+	resp, err := s.hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}

@@ -56,7 +56,7 @@ func TestPolicySidecarRefusesWrites(t *testing.T) {
 		{http.MethodGet, "/v1/policies", ""},
 		{http.MethodPost, "/v1/query", `{"query":"data"}`},
 		// The partial evaluation the gateway may ask is of the decision only,
-		// with only the varying fields unknown.
+		// with only the per-call fields unknown.
 		{http.MethodPost, "/v1/compile", `{"query":"data","input":{},"unknowns":["input.user"]}`},
 		{http.MethodPost, "/v1/compile", `{"query":"x = data.data.toolgate","input":{},"unknowns":["input.user"]}`},
 		{http.MethodPost, "/v1/compile", `{"query":"toolgate_decision = data.toolgate.authz.decision","input":{},"unknowns":["data"]}`},

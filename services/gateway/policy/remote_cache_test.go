@@ -18,12 +18,11 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
-	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/services/gateway/policy/opatest"
 )
 
-// TestRemoteRememberedDecisionsEqualFullEvaluation runs every known part of
-// the shipped policy with every variant of its varying fields through a
+// TestRemoteRememberedDecisionsEqualFullEvaluation runs every static part of
+// the shipped policy with every variant of its per-call fields through a
 // real sidecar, in an order where a remembered answer would be reused
 // wherever one exists, and holds each answer to the sidecar's own
 // evaluation of that very input.
@@ -31,76 +30,9 @@ func TestRemoteRememberedDecisionsEqualFullEvaluation(t *testing.T) {
 	sidecar := opatest.Start(t, policiesDir(t))
 	r := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{Timeout: 10 * time.Second})
 	ref := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{Timeout: 10 * time.Second})
-	calls := holdToReference(t, r.Decide, ref.ask, 3, 2)
-	if n := r.decisions.Load(); n >= int64(calls) {
+	calls := holdToReference(t, r.Decide, ref.evaluate, 3, 2)
+	if n := r.fullEvals.Load(); n >= int64(calls) {
 		t.Errorf("nothing was remembered: %d decisions asked for %d calls", n, calls)
-	}
-}
-
-// TestRemoteWhatIsRemembered counts the requests to a real sidecar: a read,
-// and the list question about any tool, are asked once per known part (and
-// partially evaluated once); a write call with arguments (force may be
-// among them) is asked until its residual agreed residualChecks times, and
-// decided by the residual after that.
-func TestRemoteWhatIsRemembered(t *testing.T) {
-	sidecar := opatest.Start(t, policiesDir(t))
-	cases := []struct {
-		name      string
-		in        Input
-		vary      bool // change arguments, user and time on every call
-		decisions int64
-	}{
-		{"read with changing arguments, users and times", read(), true, 1},
-		{"denied read", with(read(), groups("guests")), true, 1},
-		{"list a write tool", with(write("ha_HassUnlock"), func(in *Input) { in.Action, in.Args = ActionList, map[string]any{} }), false, 1},
-		{"preview of a write", with(write("demo_counter_add"), func(in *Input) {
-			in.Service, in.Preview = "demo", &Preview{Facts: map[string]any{"unresolved": false}}
-		}), true, 1 + residualChecks},
-		{"write without arguments or ticket", with(write("demo_counter_reset"), func(in *Input) {
-			in.Service, in.Annotations.Destructive, in.Args = "demo", true, map[string]any{}
-		}), false, 1},
-		{"write with arguments", write("ha_climate_set_temperature"), true, 1 + residualChecks},
-		{"write by a read-only group (denied whatever the arguments)", with(write("ha_climate_set_temperature"), groups("readonly")), true, 1},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{Timeout: 10 * time.Second})
-			// The first connection to the sidecar opens during the first
-			// call; what that call learns is remembered from the second.
-			if _, err := r.Decide(t.Context(), nobody()); err != nil {
-				t.Fatal(err)
-			}
-			r.decisions.Store(0)
-			r.compiles.Store(0)
-			decideHundredTimes(t, r.Decide, tc.in, tc.vary)
-			if n := r.decisions.Load(); n != tc.decisions {
-				t.Errorf("%d decisions asked for 100 calls, want %d", n, tc.decisions)
-			}
-			if n := r.compiles.Load(); n != 1 {
-				t.Errorf("%d partial evaluations, want 1", n)
-			}
-		})
-	}
-}
-
-// TestRemoteForceIsNeverRemembered: the first call of a write without force
-// must not decide a later one with force, in the arguments or the ticket.
-func TestRemoteForceIsNeverRemembered(t *testing.T) {
-	sidecar := opatest.Start(t, policiesDir(t))
-	r := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{})
-	plain := write("ha_climate_set_temperature")
-	for range 3 {
-		if d, err := r.Decide(t.Context(), plain); err != nil || d.Approval != approval.Model {
-			t.Fatalf("plain write: %+v, %v", d, err)
-		}
-	}
-	for _, forced := range []Input{
-		with(plain, func(in *Input) { in.Args = map[string]any{"force": true} }),
-		with(plain, func(in *Input) { in.Ticket.Force = true }),
-	} {
-		if d, err := r.Decide(t.Context(), forced); err != nil || d.Approval != approval.Human {
-			t.Fatalf("forced write: %+v, %v; want human approval", d, err)
-		}
 	}
 }
 
@@ -123,12 +55,12 @@ func restrictedPolicies(t *testing.T) string {
 func learn(t *testing.T, r *Remote, in Input) Decision {
 	t.Helper()
 	for range 3 {
-		before := r.decisions.Load()
+		before := r.fullEvals.Load()
 		d, err := r.Decide(t.Context(), in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.decisions.Load() == before {
+		if r.fullEvals.Load() == before {
 			return d
 		}
 	}
@@ -141,7 +73,7 @@ func learn(t *testing.T, r *Remote, in Input) Decision {
 // would outlive the sidecar that made it, and this fails.
 func waitForConnectionChange(t *testing.T, r *Remote, since uint64) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); r.conns.Load() == since; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); r.changes.Load() == since; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the gateway did not notice that the sidecar went away")
 		}
@@ -158,7 +90,7 @@ func TestRemoteForgetsWhatARestartedSidecarMayDecideOtherwise(t *testing.T) {
 	if d := learn(t, r, in); d.Decision != Allow {
 		t.Fatalf("shipped policy: %+v", d)
 	}
-	conns := r.conns.Load()
+	conns := r.changes.Load()
 	opatest.Restart(t, sidecar, restrictedPolicies(t))
 	waitForConnectionChange(t, r, conns)
 	for range 3 {
@@ -175,7 +107,7 @@ func TestRemoteStoppedSidecarMeansDeny(t *testing.T) {
 	r := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{Timeout: 2 * time.Second})
 	in := read()
 	learn(t, r, in)
-	conns := r.conns.Load()
+	conns := r.changes.Load()
 	sidecar.Stop()
 	waitForConnectionChange(t, r, conns)
 	if d, err := r.Decide(t.Context(), in); !errors.Is(err, ErrUnavailable) || d.Decision != Deny {
@@ -307,14 +239,14 @@ func TestRemoteDisagreeingResidualIsDropped(t *testing.T) {
 			t.Fatalf("alice: %+v, %v", d, err)
 		}
 	}
-	if r.residuals.Load() == 0 {
+	if r.residualEvals.Load() == 0 {
 		t.Fatal("the residual was not used")
 	}
 	mallory := with(read(), func(in *Input) { in.User = "mallory@example.org" })
 	if d, err := r.Decide(t.Context(), mallory); err != nil || d.Decision != Allow {
 		t.Fatalf("mallory: %+v, %v; want the sidecar's allow", d, err)
 	}
-	used, asked := r.residuals.Load(), f.decisions.Load()
+	used, asked := r.residualEvals.Load(), f.decisions.Load()
 	for i := range 3 * residualChecks {
 		if i == residualChecks {
 			// Relearnt after the memory expired, it is still not used.
@@ -324,9 +256,9 @@ func TestRemoteDisagreeingResidualIsDropped(t *testing.T) {
 			t.Fatalf("alice again: %+v, %v", d, err)
 		}
 	}
-	if r.residuals.Load() != used || f.decisions.Load() != asked+3*residualChecks {
+	if r.residualEvals.Load() != used || f.decisions.Load() != asked+3*residualChecks {
 		t.Errorf("after the disagreement: %d more residual evaluations, %d more decisions asked; want 0 and %d",
-			r.residuals.Load()-used, f.decisions.Load()-asked, 3*residualChecks)
+			r.residualEvals.Load()-used, f.decisions.Load()-asked, 3*residualChecks)
 	}
 }
 
@@ -346,7 +278,7 @@ func TestRemoteResidualsUseNoData(t *testing.T) {
 					t.Fatalf("%+v, %v", d, err)
 				}
 			}
-			if n := r.residuals.Load(); n != 0 {
+			if n := r.residualEvals.Load(); n != 0 {
 				t.Errorf("%d residual evaluations, want none", n)
 			}
 		})
@@ -380,7 +312,7 @@ func TestRemoteMemoryEndsWithTheConnections(t *testing.T) {
 	f := newFakeSidecar(t, allowRead, http.StatusOK, compiled(t, false, "toolgate_decision = "+allowRead))
 	r := NewRemote(f.URL, []byte(policyToken), RemoteOptions{})
 	learn(t, r, read())
-	asked, conns := f.decisions.Load(), r.conns.Load()
+	asked, conns := f.decisions.Load(), r.changes.Load()
 	f.CloseClientConnections()
 	waitForConnectionChange(t, r, conns)
 	if _, err := r.Decide(t.Context(), read()); err != nil || f.decisions.Load() != asked+1 {
@@ -441,7 +373,7 @@ func TestRemoteProbeAsks(t *testing.T) {
 
 // TestRemotePartialEvaluationSendsTheKnownPartOnly: the Compile API request
 // is exactly what the sidecar's system policy accepts, and carries none of
-// the varying fields (no arguments, user or time twice on the wire).
+// the per-call fields (no arguments, user or time twice on the wire).
 func TestRemotePartialEvaluationSendsTheKnownPartOnly(t *testing.T) {
 	f := newFakeSidecar(t, allowRead, http.StatusOK, `{"result":{}}`)
 	r := NewRemote(f.URL, []byte(policyToken), RemoteOptions{})
@@ -459,7 +391,7 @@ func TestRemotePartialEvaluationSendsTheKnownPartOnly(t *testing.T) {
 	}
 	want := []struct {
 		unknowns []any
-		fixed    bool
+		noArgs   bool
 	}{
 		{[]any{"input.user", "input.args", "input.ticket", "input.time", "input.preview"}, false},
 		{[]any{"input.user", "input.time"}, true},
@@ -479,38 +411,38 @@ func TestRemotePartialEvaluationSendsTheKnownPartOnly(t *testing.T) {
 		}
 		_, hasArgs := in["args"]
 		_, hasTicket := in["ticket"]
-		if hasArgs != want[i].fixed || hasTicket != want[i].fixed {
-			t.Errorf("request %d: input %v, want args and ticket only when known", i, in)
+		if hasArgs != want[i].noArgs || hasTicket != want[i].noArgs {
+			t.Errorf("request %d: input %v, want args and ticket only when static", i, in)
 		}
 	}
 }
 
-// TestKnownInputIsTheKnownPart: the sidecar's partial evaluation is given
+// TestStaticInputIsTheStaticPart: the sidecar's partial evaluation is given
 // exactly the fields the memory's key holds, so it cannot prove a decision
 // constant over a field the key does not tell apart.
-func TestKnownInputIsTheKnownPart(t *testing.T) {
+func TestStaticInputIsTheStaticPart(t *testing.T) {
 	var items []string
-	for _, it := range read().knownItems() {
+	for _, it := range read().staticItems() {
 		items = append(items, strings.Trim(it[0].String(), `"`))
 	}
 	var sent []string
-	typ := reflect.TypeFor[knownInput]()
+	typ := reflect.TypeFor[staticInput]()
 	for i := range typ.NumField() {
 		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-		if name != "args" && name != "ticket" { // only with fixed
+		if name != "args" && name != "ticket" { // only with noArgs
 			sent = append(sent, name)
 		}
 	}
 	slices.Sort(items)
 	slices.Sort(sent)
 	if !slices.Equal(items, sent) {
-		t.Errorf("known items %v, sent to the sidecar %v", items, sent)
+		t.Errorf("static items %v, sent to the sidecar %v", items, sent)
 	}
-	b, err := json.Marshal(read().known(true))
+	b, err := json.Marshal(read().staticInput(true))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(b), `"args":{}`) || !strings.Contains(string(b), `"ticket":{"state":"none","force":false}`) {
-		t.Errorf("fixed known part: %s", b)
+		t.Errorf("static part without arguments: %s", b)
 	}
 }

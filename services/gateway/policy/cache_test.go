@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/policies"
+	"github.com/toolgate/toolgate/services/gateway/policy/opatest"
 )
 
 func newShipped(t testing.TB) *Embedded {
@@ -26,7 +27,7 @@ func newShipped(t testing.TB) *Embedded {
 	return e
 }
 
-// variants returns in with every varying field changed in ways the shipped
+// variants returns in with every per-call field changed in ways the shipped
 // policy cares about (force in the arguments or the ticket) and ways it
 // does not (other arguments, ticket state, user, time, no arguments).
 func variants(in Input) []Input {
@@ -56,7 +57,7 @@ func variants(in Input) []Input {
 	}
 }
 
-// shippedCases are known parts across every outcome of the shipped policy.
+// shippedCases are static parts across every outcome of the shipped policy.
 func shippedCases() []Input {
 	var out []Input
 	for _, tc := range decisionTable {
@@ -91,35 +92,63 @@ func shippedCases() []Input {
 	return out
 }
 
-// TestRememberedDecisionsEqualFullEvaluation runs every known part of the
-// shipped policy with every variant of its varying fields, in an order
+// TestRememberedDecisionsEqualFullEvaluation runs every static part of the
+// shipped policy with every variant of its per-call fields, in an order
 // where a remembered answer would be reused wherever one exists, and holds
 // each answer to a full evaluation of the real Rego.
 func TestRememberedDecisionsEqualFullEvaluation(t *testing.T) {
 	e, ref := newShipped(t), newShipped(t)
 	calls := holdToReference(t, e.Decide, ref.evaluate, 1, 3)
-	if e.evals.Load() >= int64(calls) {
-		t.Errorf("nothing was remembered: %d full evaluations for %d decisions", e.evals.Load(), calls)
+	if e.fullEvals.Load() >= int64(calls) {
+		t.Errorf("nothing was remembered: %d full evaluations for %d decisions", e.fullEvals.Load(), calls)
 	}
 }
 
 // TestForceIsNeverRemembered: the first call of a write without force
 // must not decide a later one with force, in the arguments or the ticket.
 func TestForceIsNeverRemembered(t *testing.T) {
-	e := newShipped(t)
-	plain := write("ha_climate_set_temperature")
-	for range 3 {
-		if d, err := e.Decide(t.Context(), plain); err != nil || d.Approval != approval.Model {
-			t.Fatalf("plain write: %+v, %v", d, err)
+	forEachEngine(t, func(t *testing.T, newEngine func(*testing.T) *decisionCache) {
+		e := newEngine(t)
+		unforced := write("ha_climate_set_temperature")
+		for range 3 {
+			if d, err := e.Decide(t.Context(), unforced); err != nil || d.Approval != approval.Model {
+				t.Fatalf("unforced write: %+v, %v", d, err)
+			}
 		}
+		for _, forced := range []Input{
+			with(unforced, func(in *Input) { in.Args = map[string]any{"force": true} }),
+			with(unforced, func(in *Input) { in.Ticket.Force = true }),
+		} {
+			if d, err := e.Decide(t.Context(), forced); err != nil || d.Approval != approval.Human {
+				t.Fatalf("forced write: %+v, %v; want human approval", d, err)
+			}
+		}
+	})
+}
+
+// forEachEngine runs test with a constructor of fresh engines of each kind
+// over the shipped policy: embedded, and asking a real sidecar. A sidecar
+// engine's first connection is open and its counters at zero (what a call
+// learns while a connection opens is not kept).
+func forEachEngine(t *testing.T, test func(t *testing.T, newEngine func(*testing.T) *decisionCache)) {
+	sidecar := opatest.Start(t, policiesDir(t))
+	engines := []struct {
+		name string
+		new  func(*testing.T) *decisionCache
+	}{
+		{"embedded", func(t *testing.T) *decisionCache { return newShipped(t).decisionCache }},
+		{"sidecar", func(t *testing.T) *decisionCache {
+			r := NewRemote(sidecar.URL, sidecar.Token, RemoteOptions{Timeout: 10 * time.Second})
+			if _, err := r.Decide(t.Context(), nobody()); err != nil {
+				t.Fatal(err)
+			}
+			r.fullEvals.Store(0)
+			r.partialEvals.Store(0)
+			return r.decisionCache
+		}},
 	}
-	for _, forced := range []Input{
-		with(plain, func(in *Input) { in.Args = map[string]any{"force": true} }),
-		with(plain, func(in *Input) { in.Ticket.Force = true }),
-	} {
-		if d, err := e.Decide(t.Context(), forced); err != nil || d.Approval != approval.Human {
-			t.Fatalf("forced write: %+v, %v; want human approval", d, err)
-		}
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) { test(t, e.new) })
 	}
 }
 
@@ -143,14 +172,16 @@ func TestContainerStopIsNeverDecidedAsAStart(t *testing.T) {
 			t.Fatalf("start after a stop: %+v, %v", d, err)
 		}
 	}
-	if e.residuals.Load() == 0 {
+	if e.residualEvals.Load() == 0 {
 		t.Error("no decision was made by a residual: the container's action should not cost a full evaluation every call")
 	}
 }
 
-// TestWhatIsRemembered counts full evaluations: a read, and the list
-// question about any tool, are evaluated once per known part; a write call
-// with arguments (force may be among them) on every call.
+// TestWhatIsRemembered counts full evaluations (requests to the sidecar)
+// and partial evaluations: a read, and the list question about any tool,
+// are evaluated once per static part (and partially evaluated once); a
+// write call with arguments (force may be among them) until its residual
+// agreed residualChecks times, and by the residual after that.
 func TestWhatIsRemembered(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -161,6 +192,9 @@ func TestWhatIsRemembered(t *testing.T) {
 		{"read with changing arguments, users and times", read(), true, 1},
 		{"denied read", with(read(), groups("guests")), true, 1},
 		{"list a write tool", with(write("ha_HassUnlock"), func(in *Input) { in.Action, in.Args = ActionList, map[string]any{} }), false, 1},
+		{"preview of a write", with(write("demo_counter_add"), func(in *Input) {
+			in.Service, in.Preview = "demo", &Preview{Facts: map[string]any{"unresolved": false}}
+		}), true, 1 + residualChecks},
 		{"write without arguments or ticket", with(write("demo_counter_reset"), func(in *Input) {
 			in.Service, in.Annotations.Destructive, in.Args = "demo", true, map[string]any{}
 		}), false, 1},
@@ -169,25 +203,27 @@ func TestWhatIsRemembered(t *testing.T) {
 		{"write with arguments", write("ha_climate_set_temperature"), true, 1 + residualChecks},
 		{"write by a read-only group (denied whatever the arguments)", with(write("ha_climate_set_temperature"), groups("readonly")), true, 1},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newShipped(t)
-			decideHundredTimes(t, e.Decide, tc.in, tc.vary)
-			if n := e.evals.Load(); n != tc.maxEvals {
-				t.Errorf("%d full evaluations for 100 decisions, want %d", n, tc.maxEvals)
-			}
-			if n := e.partials.Load(); n != 1 {
-				t.Errorf("%d partial evaluations, want 1", n)
-			}
-		})
-	}
+	forEachEngine(t, func(t *testing.T, newEngine func(*testing.T) *decisionCache) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				e := newEngine(t)
+				decideHundredTimes(t, e.Decide, tc.in, tc.vary)
+				if n := e.fullEvals.Load(); n != tc.maxEvals {
+					t.Errorf("%d full evaluations for 100 decisions, want %d", n, tc.maxEvals)
+				}
+				if n := e.partialEvals.Load(); n != 1 {
+					t.Errorf("%d partial evaluations, want 1", n)
+				}
+			})
+		}
+	})
 }
 
-// TestPoliciesThatReadVaryingFieldsAreEvaluatedEveryTime: whatever a policy
-// reads among the varying fields, its decisions are never remembered. Each
+// TestPoliciesThatReadPerCallFieldsAreEvaluatedEveryTime: whatever a policy
+// reads among the per-call fields, its decisions are never remembered. Each
 // policy allows exactly the input built by allow and denies deny, which
-// share their known part.
-func TestPoliciesThatReadVaryingFieldsAreEvaluatedEveryTime(t *testing.T) {
+// share their static part.
+func TestPoliciesThatReadPerCallFieldsAreEvaluatedEveryTime(t *testing.T) {
 	const allowAll = `{"decision": "allow", "reason": "r", "approval": "model", "ttl_seconds": 0}`
 	const denyAll = `{"decision": "deny", "reason": "r", "approval": "model", "ttl_seconds": 0}`
 	rule := func(cond string) string {
@@ -233,10 +269,10 @@ func TestPoliciesThatReadVaryingFieldsAreEvaluatedEveryTime(t *testing.T) {
 			base := read()
 			base.User = "alice"
 			allow, deny := with(base, tc.allow), with(base, tc.deny)
-			ka, _ := allow.knownKey()
-			kd, _ := deny.knownKey()
+			ka, _ := allow.staticKey()
+			kd, _ := deny.staticKey()
 			if ka != kd {
-				t.Fatal("test inputs differ in their known part")
+				t.Fatal("test inputs differ in their static part")
 			}
 			for i := range 6 {
 				in, want := allow, Allow
@@ -247,8 +283,8 @@ func TestPoliciesThatReadVaryingFieldsAreEvaluatedEveryTime(t *testing.T) {
 					t.Fatalf("call %d: %+v, %v; want %s", i, d, err, want)
 				}
 			}
-			if e.evals.Load() != 6 {
-				t.Errorf("%d full evaluations for 6 decisions: something was remembered", e.evals.Load())
+			if e.fullEvals.Load() != 6 {
+				t.Errorf("%d full evaluations for 6 decisions: something was remembered", e.fullEvals.Load())
 			}
 			// Decided by the residual alone (where one compiles), the
 			// answers are the same.
@@ -266,12 +302,12 @@ func TestPoliciesThatReadVaryingFieldsAreEvaluatedEveryTime(t *testing.T) {
 					t.Fatalf("residual, call %d: %+v, %v; want %s", i, d, err, want)
 				}
 			}
-			t.Logf("%d of 5 later decisions by the residual", r.residuals.Load()-1)
-			k, _ := r.known.get(ka)
+			t.Logf("%d of 5 later decisions by the residual", r.residualEvals.Load()-1)
+			k, _ := r.plans.get(ka)
 			hits := int64(0)
 			if k.residual != nil {
 				hits = k.residual.hits.Load()
-				t.Logf("residual reads %v, remembered: %t", k.residual.reads, k.residual.memo != nil)
+				t.Logf("residual reads %v, remembered: %t", k.residual.reads, k.residual.answers != nil)
 			}
 			switch {
 			case tc.remembered && hits != 4:
@@ -284,21 +320,21 @@ func TestPoliciesThatReadVaryingFieldsAreEvaluatedEveryTime(t *testing.T) {
 }
 
 // TestResidualDecisionsEqualFullEvaluation: decided by residuals alone (no
-// checks against the full evaluation), every known part of the shipped
-// policy with every variant of its varying fields answers exactly as the
+// checks against the full evaluation), every static part of the shipped
+// policy with every variant of its per-call fields answers exactly as the
 // full evaluation of the real Rego.
 func TestResidualDecisionsEqualFullEvaluation(t *testing.T) {
 	e, ref := newShipped(t), newShipped(t)
 	e.residualChecks = 0
 	calls := holdToReference(t, e.Decide, ref.evaluate, 3, 3)
-	if e.residuals.Load() == 0 {
+	if e.residualEvals.Load() == 0 {
 		t.Error("no decision was made by a residual")
 	}
-	t.Logf("%d decisions: %d full evaluations, %d by residuals", calls, e.evals.Load(), e.residuals.Load())
+	t.Logf("%d decisions: %d full evaluations, %d by residuals", calls, e.fullEvals.Load(), e.residualEvals.Load())
 }
 
 // TestDisagreeingResidualIsDropped: a residual that answers otherwise than
-// the full evaluation during its checks is never used again for its known
+// the full evaluation during its checks is never used again for its static
 // part.
 func TestDisagreeingResidualIsDropped(t *testing.T) {
 	const allowAll = `{"decision": "allow", "reason": "r", "approval": "model", "ttl_seconds": 0}`
@@ -312,23 +348,23 @@ func TestDisagreeingResidualIsDropped(t *testing.T) {
 	if d, _ := wrong.Decide(t.Context(), in); d.Decision != Allow {
 		t.Fatalf("the wrong policy: %+v", d)
 	}
-	key, _ := in.knownKey()
-	k, _ := wrong.known.get(key)
+	key, _ := in.staticKey()
+	k, _ := wrong.plans.get(key)
 	if k.residual == nil {
 		t.Fatal("the wrong policy has no residual")
 	}
 	e := newShipped(t)
-	e.known.put(key, known{residual: k.residual, checked: new(atomic.Int32)})
+	e.plans.put(key, plan{residual: k.residual, agreements: new(atomic.Int32)})
 	for i := range 3 {
 		if d, err := e.Decide(t.Context(), in); err != nil || d.Decision != Deny {
 			t.Fatalf("call %d: %+v, %v; want the full evaluation's deny", i, d, err)
 		}
 	}
-	if got, _ := e.known.get(key); got.residual != nil {
+	if got, _ := e.plans.get(key); got.residual != nil {
 		t.Error("the disagreeing residual is still used")
 	}
-	if e.residuals.Load() != 1 {
-		t.Errorf("%d residual evaluations, want the one that disagreed", e.residuals.Load())
+	if e.residualEvals.Load() != 1 {
+		t.Errorf("%d residual evaluations, want the one that disagreed", e.residualEvals.Load())
 	}
 }
 
@@ -363,9 +399,9 @@ func TestMemoryBelongsToOnePolicy(t *testing.T) {
 	}
 }
 
-// TestEveryInputFieldIsKnownOrVarying: a field added to Input must be put
+// TestEveryInputFieldIsStaticOrPerCall: a field added to Input must be put
 // on one side, or remembered decisions could ignore it.
-func TestEveryInputFieldIsKnownOrVarying(t *testing.T) {
+func TestEveryInputFieldIsStaticOrPerCall(t *testing.T) {
 	var fields []string
 	typ := reflect.TypeFor[Input]()
 	for i := range typ.NumField() {
@@ -373,19 +409,19 @@ func TestEveryInputFieldIsKnownOrVarying(t *testing.T) {
 		fields = append(fields, name)
 	}
 	var sides []string
-	for _, it := range read().knownItems() {
+	for _, it := range read().staticItems() {
 		sides = append(sides, strings.Trim(it[0].String(), `"`))
 	}
-	for _, v := range varying {
+	for _, v := range perCallFields {
 		if slices.Contains(sides, v) {
-			t.Errorf("%s is both known and varying", v)
+			t.Errorf("%s is both static and per-call", v)
 		}
 		sides = append(sides, v)
 	}
 	slices.Sort(fields)
 	slices.Sort(sides)
 	if !slices.Equal(fields, sides) {
-		t.Errorf("Input fields %v, known and varying fields %v", fields, sides)
+		t.Errorf("Input fields %v, static and per-call fields %v", fields, sides)
 	}
 }
 
@@ -395,7 +431,7 @@ func TestOddGroupNamesAreNotRemembered(t *testing.T) {
 	e := newShipped(t)
 	a := with(read(), groups("users\x00admins"))
 	b := with(read(), groups("users", "admins"))
-	if _, ok := a.knownKey(); ok {
+	if _, ok := a.staticKey(); ok {
 		t.Fatal("a group with a NUL byte got a key")
 	}
 	da, _ := e.Decide(t.Context(), a)
@@ -416,7 +452,7 @@ func BenchmarkEmbeddedDecideRemembered(b *testing.B) {
 	}
 }
 
-// TestConcurrentFirstDecisions: many goroutines meet known parts for the
+// TestConcurrentFirstDecisions: many goroutines meet static parts for the
 // first time together (partial evaluation next to full evaluations); under
 // -race this holds the engine to sharing nothing it must not.
 func TestConcurrentFirstDecisions(t *testing.T) {
@@ -464,7 +500,7 @@ func BenchmarkWriteDecision(b *testing.B) {
 	}
 }
 
-// TestResidualsAreShared: known parts whose partial evaluation leaves the
+// TestResidualsAreShared: static parts whose partial evaluation leaves the
 // same program (many clients of one group calling one tool) share one
 // compiled residual, so memory grows with distinct residuals only.
 func TestResidualsAreShared(t *testing.T) {
@@ -475,12 +511,12 @@ func TestResidualsAreShared(t *testing.T) {
 		if _, err := e.Decide(t.Context(), in); err != nil {
 			t.Fatal(err)
 		}
-		key, _ := in.knownKey()
-		if k, _ := e.known.get(key); k.residual == nil {
+		key, _ := in.staticKey()
+		if k, _ := e.plans.get(key); k.residual == nil {
 			t.Fatalf("client %d: no residual", i)
 		}
 	}
-	if n := len(e.compiled.m); n != 1 {
+	if n := e.programs.len(); n != 1 {
 		t.Errorf("%d compiled residuals for one tool and group, want 1", n)
 	}
 }
@@ -488,8 +524,8 @@ func TestResidualsAreShared(t *testing.T) {
 // decideFunc is an engine's Decide, or a reference evaluation.
 type decideFunc func(context.Context, Input) (Decision, error)
 
-// holdToReference runs every known part of the shipped policy with every
-// variant of its varying fields, shuffled (seeded), for rounds rounds, in
+// holdToReference runs every static part of the shipped policy with every
+// variant of its per-call fields, shuffled (seeded), for rounds rounds, in
 // an order where a remembered answer would be reused wherever one exists,
 // and fails on the first answer of got that differs from want's. It
 // returns how many calls it made.
@@ -513,7 +549,7 @@ func holdToReference(t *testing.T, got, want decideFunc, seed uint64, rounds int
 	return rounds * len(inputs)
 }
 
-// decideHundredTimes decides in 100 times, with its varying fields
+// decideHundredTimes decides in 100 times, with its per-call fields
 // (arguments, user, time) changed every time when vary, and fails unless
 // every answer is the first.
 func decideHundredTimes(t *testing.T, decide decideFunc, in Input, vary bool) {
