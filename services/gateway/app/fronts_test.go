@@ -40,6 +40,9 @@ type caller struct {
 	header map[string]string
 	// user and role are the end user the gateway would bind a ticket to.
 	client, user, role string
+	// groups and mode are the client's line in the tokens file.
+	groups []string
+	mode   auth.UserMode
 }
 
 // outcome is how one call ended, whatever the front's words for it.
@@ -88,16 +91,16 @@ func TestEveryFrontAdmitsAlike(t *testing.T) {
 	now := r.h.clock.Now()
 	callers := []caller{
 		{name: "user=jwt client, valid user token", bearer: r.owui, header: r.jwt("ann@example.org", "user", now, now.Add(5*time.Minute), owuiJWTSecret),
-			client: "owui", user: "ann@example.org", role: "user"},
-		{name: "user=jwt client, no user token", bearer: r.owui, client: "owui"},
+			client: "owui", user: "ann@example.org", role: "user", groups: []string{"users"}, mode: auth.UserJWT},
+		{name: "user=jwt client, no user token", bearer: r.owui, client: "owui", groups: []string{"users"}, mode: auth.UserJWT},
 		{name: "user=jwt client, expired user token", bearer: r.owui, header: r.jwt("ann@example.org", "user", now.Add(-10*time.Minute), now.Add(-5*time.Minute), owuiJWTSecret),
-			client: "owui", user: "ann@example.org", role: "user"},
+			client: "owui", user: "ann@example.org", role: "user", groups: []string{"users"}, mode: auth.UserJWT},
 		{name: "user=jwt client, forged user token", bearer: r.owui, header: r.jwt("ann@example.org", "admin", now, now.Add(5*time.Minute), "not-the-shared-secret-0123456789abcdef"),
-			client: "owui", user: "ann@example.org", role: "admin"},
+			client: "owui", user: "ann@example.org", role: "admin", groups: []string{"users"}, mode: auth.UserJWT},
 		{name: "user=jwt client, user in a role that may do nothing", bearer: r.owui, header: r.jwt("new@example.org", "pending", now, now.Add(5*time.Minute), owuiJWTSecret),
-			client: "owui", user: "new@example.org", role: "pending"},
-		{name: "read-only client", bearer: r.kiosk, client: "kiosk"},
-		{name: "client with no rights", bearer: r.stranger, client: "stranger"},
+			client: "owui", user: "new@example.org", role: "pending", groups: []string{"users"}, mode: auth.UserJWT},
+		{name: "read-only client", bearer: r.kiosk, client: "kiosk", groups: []string{"readonly"}},
+		{name: "client with no rights", bearer: r.stranger, client: "stranger", groups: []string{"nobody"}},
 	}
 	read := map[string]any{"text": "matrix"}
 	write := map[string]any{"amount": 2}
@@ -141,7 +144,11 @@ func TestEveryFrontAdmitsAlike(t *testing.T) {
 						if !f.scoped && rw.endpoint != "demo" {
 							continue // discovery has no toolsets
 						}
-						got := r.run(t, f, rw.who, rw.endpoint, st.tool, st.args())
+						args := st.args()
+						if first == nil {
+							r.explainAgrees(t, rw.who, rw.endpoint, st.tool, args, st.want)
+						}
+						got := r.run(t, f, rw.who, rw.endpoint, st.tool, args)
 						if got.Code != st.want {
 							t.Errorf("%s: %s, want %s (audit %v)", f.name, got.Code, st.want, got.Audit)
 						}
@@ -163,6 +170,37 @@ func TestEveryFrontAdmitsAlike(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// explainAgrees holds the gateway's explanation of a call (what `gateway
+// policy explain` and the console show) to the outcome the call really
+// has: the same admission step and policy decision, nothing run.
+func (r *frontRig) explainAgrees(t *testing.T, who caller, endpoint, tool string, args map[string]any, want string) {
+	t.Helper()
+	if strings.HasPrefix(want, "http_") {
+		return // refused by the auth middleware, before any identity
+	}
+	id := auth.Identity{Client: auth.Client{Name: who.client, Groups: who.groups, UserMode: who.mode}, User: who.user, UserRole: who.role}
+	if who.mode == auth.UserJWT && who.header == nil {
+		id.UserMissing = "missing end-user token"
+	}
+	ex := r.h.gw.Router.Explain(auth.WithIdentity(t.Context(), id), endpoint, tool, json.RawMessage(mustJSON(t, args)))
+	got := string(ex.Code)
+	if ex.Refused == "" {
+		switch d := ex.Decision; {
+		case d.Decision == "allow" && !ex.Write:
+			got = "ok"
+		case d.Decision == "confirm" && args["ticket"] == nil:
+			got = "preview"
+		case d.Decision == "confirm":
+			got = "applied"
+		default:
+			got = d.Decision
+		}
+	}
+	if got != want {
+		t.Errorf("explain: %s (%+v), the call: %s", got, ex, want)
 	}
 }
 

@@ -40,7 +40,8 @@ const (
 // tool failure).
 type admission struct {
 	endpoint, tool string
-	c              *call
+	e              *entry // the tool called, if there is one
+	c              *call  // the call to run; nil when refused
 	err            error
 }
 
@@ -50,26 +51,42 @@ type admission struct {
 // filter's policy answer), and that a client that must name its end user
 // did. A refusal is on the audit trail before admit returns.
 func (r *Router) admit(ctx context.Context, endpoint, tool string) admission {
+	a, reason := r.judge(ctx, endpoint, tool)
+	if a.err != nil {
+		r.refuse(ctx, a, reason)
+	}
+	return a
+}
+
+// judge is admit without the record: the verdict and, for a refusal, why
+// (one of the refused… ids). Explain asks it too.
+func (r *Router) judge(ctx context.Context, endpoint, tool string) (admission, string) {
 	a := admission{endpoint: endpoint, tool: tool}
 	id, ok := auth.IdentityFrom(ctx)
 	if !ok {
-		return r.refuse(a, id, nil, refusedNoClient, toolerr.New(toolerr.AuthFailed, "no authenticated client"))
+		a.err = toolerr.New(toolerr.AuthFailed, "no authenticated client")
+		return a, refusedNoClient
 	}
 	e := r.lookup(tool)
+	a.e = e
 	switch {
 	case e == nil:
-		return r.refuse(a, id, nil, refusedUnknown, ErrNoSuchTool)
+		a.err = ErrNoSuchTool
+		return a, refusedUnknown
 	case !r.offers(endpoint, e):
-		return r.refuse(a, id, e, refusedElsewhere, ErrNoSuchTool)
+		a.err = ErrNoSuchTool
+		return a, refusedElsewhere
 	case !r.callable(ctx, e):
-		return r.refuse(a, id, e, refusedHidden, ErrNoSuchTool)
+		a.err = ErrNoSuchTool
+		return a, refusedHidden
 	case id.UserMissing != "":
 		// A user=jwt client must say who asks before anything runs: every
 		// rule that depends on the user's role would otherwise not apply.
-		return r.refuse(a, id, e, refusedNoUser, toolerr.New(toolerr.Forbidden, "%s", id.UserMissing))
+		a.err = toolerr.New(toolerr.Forbidden, "%s", id.UserMissing)
+		return a, refusedNoUser
 	}
 	a.c = &call{e: e, id: id, start: r.deps.Now()}
-	return a
+	return a, ""
 }
 
 // offers reports whether endpoint offers e.
@@ -81,25 +98,24 @@ func (r *Router) offers(endpoint string, e *entry) bool {
 	return ok && len(services) == 1 && services[0] == e.service && member(e)
 }
 
-// refuse records a refused call (one outcome line, and the call metric
-// when the tool is known) and returns the admission that says why.
-func (r *Router) refuse(a admission, id auth.Identity, e *entry, reason string, err error) admission {
-	a.err = err
+// refuse records a refused call: one outcome line, and the call metric
+// when the tool is known.
+func (r *Router) refuse(ctx context.Context, a admission, reason string) {
+	id, _ := auth.IdentityFrom(ctx)
 	outcome := string(toolerr.NotFound)
-	if !errors.Is(err, ErrNoSuchTool) {
-		outcome = string(toolerr.CodeOf(err))
+	if !errors.Is(a.err, ErrNoSuchTool) {
+		outcome = string(toolerr.CodeOf(a.err))
 	}
 	rec := audit.Record{
 		Time: r.deps.Now().UTC(), Event: audit.EventOutcome, Client: id.Client.Name, User: id.User, UserRole: id.UserRole,
 		Tool: a.tool, Decision: policy.Deny, Reason: reason, Outcome: outcome,
 	}
-	if e != nil {
-		rec.Service, rec.Tool = e.service, e.upstream.Name
-		r.deps.Metrics.ObserveCall(e.service, e.upstream.Name, policy.Deny, outcome, 0)
+	if a.e != nil {
+		rec.Service, rec.Tool = a.e.service, a.e.upstream.Name
+		r.deps.Metrics.ObserveCall(a.e.service, a.e.upstream.Name, policy.Deny, outcome, 0)
 	}
 	r.deps.Audit.Log(rec)
 	r.log.Info("call refused", "client", id.Client.Name, "tool", rec.Tool, "reason", reason)
-	return a
 }
 
 // refusal is the tool failure that answers a refused call on a front that

@@ -73,35 +73,10 @@ func (r *Router) route(ctx context.Context, c *call, req mcp.CallToolRequest) (*
 	if err := r.parseArgs(c, req); err != nil {
 		return errorResult(err), string(toolerr.CodeOf(err))
 	}
-	state := "none"
-	var preview *policy.Preview
-	if c.ticket != "" {
-		if t, ok := r.deps.Tickets.Get(c.ticket); ok && t.Binding == r.binding(c) {
-			c.held, state = &t, "valid"
-			// The confirm is decided on the facts the ticket was issued
-			// for; the service refuses the apply if its recomputed facts
-			// differ.
-			preview = &policy.Preview{}
-			if len(t.Facts) > 0 {
-				f, err := approval.ParseFacts(t.Facts)
-				if err != nil {
-					return errorResult(toolerr.New(toolerr.Forbidden, "the ticket's preview facts are unreadable; nothing was changed — call without confirm for a new preview")), "ticket_rejected"
-				}
-				preview.Facts = f
-			}
-		}
+	if fail := r.decide(ctx, c); fail != nil {
+		return fail, "ticket_rejected"
 	}
-	in := r.input(c.id, c.e, policy.ActionCall, c.args, policy.Ticket{State: state, Force: c.force})
-	in.Preview = preview
-	d, err := r.deps.Policy.Decide(ctx, in)
-	if err == nil {
-		err = policy.Validate(d)
-	}
-	if err != nil {
-		r.log.Error("policy failed; denying", "error", err)
-		d = policy.Decision{Decision: policy.Deny, Reason: policyFailure(err)}
-	}
-	c.decision = d
+	d := c.decision
 	// A write that may change something (allowed as it is, or confirmed
 	// with a ticket) has its decision on record before the service is
 	// touched. A preview or a refusal changes nothing: like a read's, its
@@ -138,6 +113,43 @@ func (r *Router) route(ctx context.Context, c *call, req mcp.CallToolRequest) (*
 	default:
 		return r.confirmTicket(ctx, c)
 	}
+}
+
+// decide asks the policy about the call (its ticket's state and facts
+// when it presents one bound to it) and keeps the answer in c.decision; an
+// engine failure is a deny. It returns the failure to answer when the
+// ticket cannot be read.
+func (r *Router) decide(ctx context.Context, c *call) *mcp.CallToolResult {
+	state := "none"
+	var preview *policy.Preview
+	if c.ticket != "" {
+		if t, ok := r.deps.Tickets.Get(c.ticket); ok && t.Binding == r.binding(c) {
+			c.held, state = &t, "valid"
+			// The confirm is decided on the facts the ticket was issued
+			// for; the service refuses the apply if its recomputed facts
+			// differ.
+			preview = &policy.Preview{}
+			if len(t.Facts) > 0 {
+				f, err := approval.ParseFacts(t.Facts)
+				if err != nil {
+					return errorResult(toolerr.New(toolerr.Forbidden, "the ticket's preview facts are unreadable; nothing was changed — call without confirm for a new preview"))
+				}
+				preview.Facts = f
+			}
+		}
+	}
+	in := r.input(c.id, c.e, policy.ActionCall, c.args, policy.Ticket{State: state, Force: c.force})
+	in.Preview = preview
+	d, err := r.deps.Policy.Decide(ctx, in)
+	if err == nil {
+		err = policy.Validate(d)
+	}
+	if err != nil {
+		r.log.Error("policy failed; denying", "error", err)
+		d = policy.Decision{Decision: policy.Deny, Reason: policyFailure(err)}
+	}
+	c.decision = d
+	return nil
 }
 
 // parseArgs decodes the arguments keeping numbers exact and takes the
