@@ -178,8 +178,6 @@ func TestBadArgumentsNeverReachHomeAssistant(t *testing.T) {
 	}
 }
 
-func toolerrCode(s string) toolerr.Code { return toolerr.Code(s) }
-
 func TestDocTable(t *testing.T) {
 	h := newHarness(t, nil, nil)
 	h.svc.CheckDocTable(t, "../../../docs/services/homeassistant.md")
