@@ -141,12 +141,26 @@ func itemReason(status int, v any, depth int) string {
 		if f == "" {
 			continue
 		}
-		if !strings.Contains(strings.ToLower(s), strings.ToLower(f)) {
+		if !mentions(s, f) {
 			s = f + ": " + s
 		}
 		break
 	}
 	return s
+}
+
+// mentions reports whether text names field already, however spaced or
+// cased ("'Indexer Id' must be …" names IndexerId).
+func mentions(text, field string) bool {
+	norm := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				return unicode.ToLower(r)
+			}
+			return -1
+		}, s)
+	}
+	return strings.Contains(norm(text), norm(field))
 }
 
 // fieldName is a field named as a string or as a path (FastAPI's loc).
@@ -182,7 +196,7 @@ func fieldErrors(status int, errs map[string]any, depth int) string {
 		if s == "" {
 			continue
 		}
-		if k != "" && !strings.Contains(strings.ToLower(s), strings.ToLower(strings.TrimPrefix(k, "$."))) {
+		if k != "" && !mentions(s, strings.TrimPrefix(k, "$.")) {
 			s = k + ": " + s
 		}
 		parts = append(parts, s)
