@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/toolerr"
 )
 
@@ -58,6 +59,13 @@ type Config struct {
 	// request header of the same name. Values must not contain control
 	// characters.
 	Header http.Header
+	// Secrets are redacted from the application's reasons (Response.Reason)
+	// besides the credential headers of Header and the requests and the
+	// BaseURL's password: a password sent in a login body, say.
+	Secrets [][]byte
+	// Reason picks the application's own explanation out of an error
+	// body; nil selects DefaultReason.
+	Reason ReasonFunc
 	// UserAgent is sent as User-Agent when set.
 	UserAgent string
 	// Logger receives debug lines about retries; nil discards them.
@@ -180,6 +188,12 @@ func New(cfg Config) (*Client, error) {
 	base.Path, _ = url.PathUnescape(prefix) // prefix came from EscapedPath, so it unescapes
 	base.RawPath = prefix
 
+	reason := cfg.Reason
+	if reason == nil {
+		reason = DefaultReason
+	}
+	secrets := clientSecrets(cfg, base)
+
 	setting := cfg.Setting
 	if setting == "" {
 		setting = "the base URL"
@@ -199,6 +213,9 @@ func New(cfg Config) (*Client, error) {
 		log:           logger,
 		sleep:         sleep,
 		now:           now,
+		reason:        reason,
+		secrets:       secrets,
+		red:           redact.New(secrets...),
 	}, nil
 }
 

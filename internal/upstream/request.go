@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/toolerr"
 )
 
@@ -59,7 +60,8 @@ type Request struct {
 }
 
 // Response is a final upstream answer. For a non-2xx status Body keeps at
-// most 64 KiB and must never be shown to clients verbatim.
+// most 64 KiB and must never be shown to clients verbatim: Reason is the
+// part of it that may be.
 type Response struct {
 	Status int
 	Header http.Header
@@ -67,42 +69,84 @@ type Response struct {
 	// Attempts is how many requests were sent to obtain this response.
 	Attempts int
 
-	name string
+	name   string
+	reason ReasonFunc
+	red    *redact.Redactor
 }
 
 // StatusError is the hidden cause of the error Response.Err returns, so
-// callers can recover the exact status with errors.As.
+// callers can recover the exact status with errors.As, and the
+// application's reason for a message of their own.
 type StatusError struct {
 	Status int
+	// Reason is the application's own explanation of the status, cleaned:
+	// one line of printable text, at most MaxReasonBytes, secrets redacted;
+	// "" when the body gave none. It is untrusted text: show it only framed
+	// by Said.
+	Reason string
+	// App names the application in Said ("Sonarr").
+	App string
 }
 
 func (e *StatusError) Error() string { return "upstream answered HTTP " + strconv.Itoa(e.Status) }
 
+// Said frames Reason as the application's words, quoted so a model cannot
+// mistake it for the message's own text: `Sonarr said: "Invalid regex"`;
+// "" without a reason.
+func (e *StatusError) Said() string { return said(e.App, e.Reason) }
+
+// Reason is the application's cleaned explanation of a non-2xx status,
+// picked from the body by the client's ReasonFunc (see
+// StatusError.Reason); "" for a 2xx or a body without one.
+func (r *Response) Reason() string {
+	if r.Status >= 200 && r.Status < 300 {
+		return ""
+	}
+	extract := r.reason
+	if extract == nil {
+		extract = DefaultReason
+	}
+	return cleanReason(r.Status, extract(r.Status, r.Header, r.Body), r.red)
+}
+
+// StatusError describes r's status and reason, for a service that words
+// its own message about a status: wrap it as the cause and add its Said.
+func (r *Response) StatusError() *StatusError {
+	return &StatusError{Status: r.Status, Reason: r.Reason(), App: r.name}
+}
+
 // Err maps a non-2xx status to a *toolerr.Error and returns nil for 2xx:
 // 401/403 AuthFailed, 404/410 NotFound, 429 Busy (the upstream is rate
 // limiting; retry later), 408 and 5xx UpstreamUnavailable, any other 4xx
-// InvalidArgument. The message names the status only, never the body.
+// InvalidArgument. The message names the status and ends with the
+// application's reason, framed (`Sonarr said: "…"`), when the body gives
+// one; never the body itself.
 func (r *Response) Err() error {
 	s := r.Status
-	cause := &StatusError{Status: s}
-	switch {
-	case s >= 200 && s < 300:
+	if s >= 200 && s < 300 {
 		return nil
+	}
+	cause := r.StatusError()
+	var err *toolerr.Error
+	switch {
 	case s == http.StatusUnauthorized:
 		// Neutral wording: services log in with keys, tokens or passwords.
-		return toolerr.Wrap(toolerr.AuthFailed, cause, "%s rejected the credentials (HTTP 401); check the configured API key, token or password", r.name)
+		err = toolerr.Wrap(toolerr.AuthFailed, cause, "%s rejected the credentials (HTTP 401); check the configured API key, token or password", r.name)
 	case s == http.StatusForbidden:
-		return toolerr.Wrap(toolerr.AuthFailed, cause, "%s refused access (HTTP 403); check that the configured account or key is allowed to do this", r.name)
+		err = toolerr.Wrap(toolerr.AuthFailed, cause, "%s refused access (HTTP 403); check that the configured account or key is allowed to do this", r.name)
 	case s == http.StatusNotFound || s == http.StatusGone:
-		return toolerr.Wrap(toolerr.NotFound, cause, "%s has no such resource (HTTP %d)", r.name, s)
+		err = toolerr.Wrap(toolerr.NotFound, cause, "%s has no such resource (HTTP %d)", r.name, s)
 	case s == http.StatusTooManyRequests:
-		return toolerr.Wrap(toolerr.Busy, cause, "%s is rate limiting requests (HTTP 429); retry later", r.name)
+		err = toolerr.Wrap(toolerr.Busy, cause, "%s is rate limiting requests (HTTP 429); retry later", r.name)
 	case s == http.StatusRequestTimeout || s >= 500:
-		return toolerr.Wrap(toolerr.UpstreamUnavailable, cause, "%s failed (HTTP %d after %d attempt(s)); try again later", r.name, s, r.Attempts)
+		err = toolerr.Wrap(toolerr.UpstreamUnavailable, cause, "%s failed (HTTP %d after %d attempt(s)); try again later", r.name, s, r.Attempts)
 	case s >= 400:
-		return toolerr.Wrap(toolerr.InvalidArgument, cause, "%s rejected the request (HTTP %d)", r.name, s)
+		err = toolerr.Wrap(toolerr.InvalidArgument, cause, "%s rejected the request (HTTP %d)", r.name, s)
+	default:
+		err = toolerr.Wrap(toolerr.UpstreamUnavailable, cause, "%s answered with unexpected status HTTP %d", r.name, s)
 	}
-	return toolerr.Wrap(toolerr.UpstreamUnavailable, cause, "%s answered with unexpected status HTTP %d", r.name, s)
+	err.Message = withSaid(err.Message, cause.Said())
+	return err
 }
 
 // Do sends r, holding one concurrency slot for the whole call including
@@ -287,8 +331,12 @@ func (c *Client) once(ctx context.Context, method, target string, hdr http.Heade
 		data = data[:limit]
 	}
 	s := resp.StatusCode
+	out := &Response{Status: s, Header: resp.Header, Body: data, name: c.name, reason: c.reason}
+	if !ok {
+		out.red = c.redactorFor(hdr)
+	}
 	return outcome{
-		resp:       &Response{Status: s, Header: resp.Header, Body: data, name: c.name},
+		resp:       out,
 		transient:  s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500,
 		retryAfter: resp.Header.Get("Retry-After"),
 	}

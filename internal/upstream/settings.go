@@ -56,6 +56,9 @@ type App struct {
 	// Aliases are older names still accepted, documented on the service's
 	// page. Setting a name and its alias at once is an error.
 	Aliases Aliases
+	// Reason picks the application's own explanation out of its error
+	// bodies (Config.Reason); nil selects DefaultReason.
+	Reason ReasonFunc
 }
 
 // Aliases are an application's older setting names.
@@ -108,6 +111,7 @@ type Settings struct {
 
 	name   string
 	header http.Header
+	reason ReasonFunc
 }
 
 // Load reads a's settings through l, which records every problem (each
@@ -140,6 +144,7 @@ func (a App) Load(l *config.Loader) (s Settings, configured bool) {
 		AllowHTTP: l.Bool(env.AllowHTTP, false),
 		Env:       env,
 		name:      a.Name,
+		reason:    a.Reason,
 	}
 	if s.name == "" {
 		s.name = a.Prefix
@@ -218,12 +223,17 @@ func fileOf(name string) string {
 }
 
 // Config is the upstream.Config of the application: its base URL, CA file,
-// plain-HTTP opt-in, deadline and credential header. Set the rest (byte
-// cap, concurrency, user agent, logger) on the result.
+// plain-HTTP opt-in, deadline, credential header (and the credential among
+// the secrets its reasons are redacted with) and reason extractor. Set the
+// rest (byte cap, concurrency, user agent, logger) on the result.
 func (s Settings) Config() Config {
+	var secrets [][]byte
+	if s.Secret != nil {
+		secrets = [][]byte{s.Secret}
+	}
 	return Config{
 		Name: s.name, Setting: s.Env.URL, BaseURL: s.URL, Timeout: s.Timeout, CAFile: s.CAFile, AllowHTTP: s.AllowHTTP,
-		Header: s.header.Clone(),
+		Header: s.header.Clone(), Secrets: secrets, Reason: s.reason,
 	}
 }
 

@@ -11,6 +11,10 @@
 //
 // Every error is a *toolerr.Error whose message is safe for clients: it never
 // carries an upstream body, a header value, URL userinfo or query parameters.
+// The one piece of a body it may carry is the application's own reason for
+// an error status, bounded, cleaned, redacted and framed as the
+// application's words (`Sonarr said: "…"`), so a model can correct a bad
+// argument; see ReasonFunc and Response.Reason.
 //
 // Do returns a *Response for every final status other than a redirect and an
 // error only when no usable response arrived; Response.Err maps a non-2xx
@@ -23,6 +27,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/redact"
 )
 
 // Defaults applied by New to zero Config fields.
@@ -67,6 +73,13 @@ type Client struct {
 	// sleep waits between attempts; now reads Retry-After dates.
 	sleep func(ctx context.Context, d time.Duration) error
 	now   func() time.Time
+
+	// reason picks an application's reason out of an error body; red
+	// redacts it with secrets (the configured ones and the credential
+	// headers).
+	reason  ReasonFunc
+	secrets [][]byte
+	red     *redact.Redactor
 }
 
 // CloseIdleConnections closes idle keep-alive connections, e.g. at shutdown.

@@ -423,10 +423,11 @@ func TestStatusMapping(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.status), func(t *testing.T) {
-			const leak = "UPSTREAM-BODY-DETAIL"
+			const reason = "UPSTREAM-REASON"
+			body := fmt.Sprintf(`{"message":%q,"description":"UPSTREAM-STACK"}`, reason)
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(tt.status)
-				_, _ = fmt.Fprintf(w, `{"message":%q}`, leak)
+				_, _ = io.WriteString(w, body)
 			}))
 			defer srv.Close()
 			c := newClient(t, srv, nil)
@@ -442,12 +443,16 @@ func TestStatusMapping(t *testing.T) {
 				if !strings.Contains(err.Error(), tt.hint) {
 					t.Errorf("%s: %q lacks %q", name, err, tt.hint)
 				}
-				if strings.Contains(err.Error(), leak) {
+				// The application's reason, framed; never the body.
+				if !strings.HasSuffix(toolerr.MessageOf(err), `. testapp said: "`+reason+`"`) {
+					t.Errorf("%s: %q does not end with the framed reason", name, err)
+				}
+				if strings.Contains(err.Error(), body) || strings.Contains(err.Error(), "UPSTREAM-STACK") {
 					t.Errorf("%s: upstream body echoed: %q", name, err)
 				}
 				var se *StatusError
-				if !errors.As(err, &se) || se.Status != tt.status {
-					t.Errorf("%s: StatusError cause missing or wrong: %v", name, se)
+				if !errors.As(err, &se) || se.Status != tt.status || se.Reason != reason {
+					t.Errorf("%s: StatusError cause missing or wrong: %+v", name, se)
 				}
 			}
 		})

@@ -57,7 +57,7 @@ func New(cfg Config) (*Client, error) {
 	header := http.Header{"X-Api-Key": {string(cfg.APIKey)}, "Accept": {"application/json"}}
 	up, err := upstream.New(upstream.Config{
 		Name: display, Setting: App(cfg.App).Env().URL, BaseURL: cfg.URL, Timeout: cfg.Timeout, CAFile: cfg.CAFile,
-		AllowHTTP: cfg.AllowHTTP, Header: header, UserAgent: "toolgate-arr", Logger: cfg.Logger,
+		AllowHTTP: cfg.AllowHTTP, Header: header, UserAgent: "toolgate-arr", Logger: cfg.Logger, Reason: Reason,
 		MaxBytes: 16 << 20, // a full series or movie list of a big library is several MiB
 	})
 	if err != nil {
@@ -135,8 +135,8 @@ func Status(err error) int {
 	return 0
 }
 
-// mapErr rewrites the messages whose fix is app-specific; the code and the
-// hidden cause (for Status) are kept.
+// mapErr rewrites the messages whose fix is app-specific; the code, the
+// hidden cause (for Status) and the application's reason are kept.
 func (c *Client) mapErr(err error) error {
 	if err == nil {
 		return nil
@@ -144,11 +144,13 @@ func (c *Client) mapErr(err error) error {
 	env := EnvFor(c.cfg.App)
 	switch s := Status(err); {
 	case s == http.StatusUnauthorized || s == http.StatusForbidden:
-		return toolerr.Wrap(toolerr.AuthFailed, err,
+		return upstream.Explain(toolerr.Wrap(toolerr.AuthFailed, err,
 			"%s rejected the API key (HTTP %d); check the API key in %s (%s: Settings → General → Security → API Key)",
-			c.display, s, env.Credential+"_FILE", c.display)
+			c.display, s, env.Credential+"_FILE", c.display))
 	case s == http.StatusNotFound:
-		return toolerr.Wrap(toolerr.NotFound, err, "%s has no such item (HTTP 404)", c.display)
+		return upstream.Explain(toolerr.Wrap(toolerr.NotFound, err, "%s has no such item (HTTP 404)", c.display))
+	case s != 0:
+		return err // the application answered: its URL is right
 	}
 	switch toolerr.CodeOf(err) {
 	case toolerr.UpstreamUnavailable, toolerr.Timeout:
@@ -162,11 +164,26 @@ func (c *Client) mapErr(err error) error {
 	return err
 }
 
+// Reason picks the application's reason out of an error body of Sonarr,
+// Radarr or Prowlarr, which share one error pipeline (Sonarr.Http's
+// ErrorManagement): a validation failure is a JSON list of
+// {propertyName, errorMessage, attemptedValue, severity, …}; any other
+// error is {message, description, content}, whose description is the
+// exception with its stack trace (never shown) and whose message starts
+// with the status's name when an ApiException made it ("BadRequest: …",
+// dropped here); model-binding failures and NotFound() are ASP.NET
+// ProblemDetails.
+func Reason(status int, h http.Header, body []byte) string {
+	r := upstream.DefaultReason(status, h, body)
+	return strings.TrimPrefix(r, strings.ReplaceAll(http.StatusText(status), " ", "")+": ")
+}
+
 // Grab POSTs exactly {"guid", "indexerId"} to /release (Sonarr and Radarr
 // v3): the application takes the release from the cache of its recent
-// interactive searches and hands it to its download client. Its refusals
-// are explained, and searchTool (the app's release search tool) named as
-// the way to a current release.
+// interactive searches (30 minutes) and hands it to its download client.
+// Its refusals are explained, with the application's reason, and
+// searchTool (the app's release search tool) named as the way to a
+// current release.
 func (c *Client) Grab(ctx context.Context, guid string, indexerID int, searchTool string) error {
 	body := struct {
 		GUID      string `json:"guid"`
@@ -177,13 +194,13 @@ func (c *Client) Grab(ctx context.Context, guid string, indexerID int, searchToo
 	case err == nil:
 		return nil
 	case s == http.StatusNotFound:
-		return toolerr.Wrap(toolerr.NotFound, err,
-			"%s no longer has this release in its search cache (it keeps results for a short while); nothing was grabbed — search again with %s and preview the grab again", c.display, searchTool)
+		return upstream.Explain(toolerr.Wrap(toolerr.NotFound, err,
+			"%s could not grab the release (HTTP 404); nothing was grabbed — it keeps search results for 30 minutes: search again with %s and preview the grab again", c.display, searchTool))
 	case s == http.StatusConflict:
-		return toolerr.Wrap(toolerr.UpstreamUnavailable, err,
-			"%s could not grab the release: the indexer or the download client refused it (HTTP 409); nothing was grabbed — check %s_health and the download client, or pick another release", c.display, c.cfg.App)
+		return upstream.Explain(toolerr.Wrap(toolerr.UpstreamUnavailable, err,
+			"%s could not grab the release: the indexer or the download client refused it (HTTP 409); nothing was grabbed — check %s_health and the download client, or pick another release", c.display, c.cfg.App))
 	case s >= 400 && s < 500 && s != http.StatusUnauthorized && s != http.StatusForbidden && s != http.StatusTooManyRequests:
-		return toolerr.Wrap(toolerr.InvalidArgument, err, "%s refused the grab (HTTP %d); nothing was grabbed", c.display, s)
+		return upstream.Explain(toolerr.Wrap(toolerr.InvalidArgument, err, "%s refused the grab (HTTP %d); nothing was grabbed", c.display, s))
 	}
 	return err
 }

@@ -51,7 +51,7 @@ type Config struct {
 func App(app string) upstream.App {
 	return upstream.App{
 		Prefix: strings.ToUpper(app), Name: DisplayName(app), Credential: upstream.APIKey,
-		Optional: true, DefaultTimeout: DefaultTimeout,
+		Optional: true, DefaultTimeout: DefaultTimeout, Reason: Reason,
 	}
 }
 

@@ -151,7 +151,7 @@ func (c *Client) Command(ctx context.Context, id int) (Command, error) {
 	}
 	if err := c.Get(ctx, p, nil, &cmd); err != nil {
 		if toolerr.CodeOf(err) == toolerr.NotFound {
-			return cmd, toolerr.Wrap(toolerr.NotFound, err, "%s has no command %d (finished commands are forgotten after a while)", c.display, id)
+			return cmd, upstream.Explain(toolerr.Wrap(toolerr.NotFound, err, "%s has no command %d (finished commands are forgotten after a while)", c.display, id))
 		}
 		return cmd, err
 	}

@@ -19,7 +19,7 @@ type (
 		Type       string `json:"type,omitempty" jsonschema:"Search type." schema:"enum=search|tvsearch|movie|music|book,default=search"`
 		Categories []int  `json:"categories,omitempty" jsonschema:"Newznab category ids." schema:"maxItems=20,uniqueItems,items.minimum=1,items.maximum=999999"`
 		IndexerIDs []int  `json:"indexer_ids,omitempty" jsonschema:"Only these indexers (default: all enabled)." schema:"maxItems=50,uniqueItems,items.minimum=1,items.maximum=2147483647"`
-		Limit      int    `json:"limit,omitempty" jsonschema:"Most results to return." schema:"minimum=1,maximum=100,default=25"`
-		Offset     int    `json:"offset,omitempty" jsonschema:"Results to skip." schema:"minimum=0,maximum=10000,default=0"`
+		Limit      int    `json:"limit,omitempty" jsonschema:"Most results to return; Prowlarr also asks each indexer for at most this many." schema:"minimum=1,maximum=100,default=25"`
+		Offset     int    `json:"offset,omitempty" jsonschema:"Results each indexer skips (Prowlarr pages every indexer separately)." schema:"minimum=0,maximum=10000,default=0"`
 	}
 )

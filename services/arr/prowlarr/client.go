@@ -161,7 +161,7 @@ func (c *Client) Indexer(ctx context.Context, id int) (Indexer, error) {
 	}
 	err = c.api.Get(ctx, p, nil, &out)
 	if toolerr.CodeOf(err) == toolerr.NotFound {
-		return out, toolerr.Wrap(toolerr.NotFound, err, "Prowlarr has no indexer %d; list them with prowlarr_indexer_list", id)
+		return out, upstream.Explain(toolerr.Wrap(toolerr.NotFound, err, "Prowlarr has no indexer %d; list them with prowlarr_indexer_list", id))
 	}
 	return out, err
 }

@@ -110,7 +110,7 @@ func TestReadTools(t *testing.T) {
 		{
 			name: "health", tool: "prowlarr_health", args: map[string]any{},
 			want:     []string{`"ok":false`, `"source":"IndexerStatusCheck"`, `"type":"warning"`, `"wiki_url":"https://wiki.servarr.com/prowlarr/system#indexers-are-unavailable-due-to-failures"`},
-			wantPath: "/api/v1/health",
+			wantPath: "/api/v1/system/status",
 		},
 		{
 			name: "search with filters", tool: "prowlarr_search",

@@ -53,7 +53,7 @@ func Tools(c *Client) []toolkit.Tool {
 			Title:       "Prowlarr health",
 			Description: "List Prowlarr's current health warnings and errors (unreachable indexers, application sync problems, updates). Cheap.",
 			Annotations: arrapi.ReadOnly,
-			Handler:     toolkit.ReadFor(t.health),
+			Handler:     toolkit.ReadFor(arrapi.HealthTool(c.api)),
 		},
 		{
 			Name:  "prowlarr_search",
@@ -225,24 +225,6 @@ func (t *tools) indexerStats(ctx context.Context, in statsArgs) (any, error) {
 	return map[string]any{"indexers": lines, "user_agents": counts(st.UserAgents), "hosts": counts(st.Hosts)}, nil
 }
 
-func (t *tools) health(ctx context.Context, _ toolkit.NoArgs) (any, error) {
-	hs, err := t.c.Health(ctx)
-	if err != nil {
-		return nil, err
-	}
-	type item struct {
-		Source  string `json:"source"`
-		Type    string `json:"type"`
-		Message string `json:"message"`
-		WikiURL string `json:"wiki_url,omitempty"`
-	}
-	out := make([]item, 0, len(hs))
-	for _, h := range hs {
-		out = append(out, item{Source: h.Source, Type: h.Type, Message: h.Message, WikiURL: SafeLink(h.WikiURL, t.c.key)})
-	}
-	return map[string]any{"count": len(out), "ok": len(out) == 0, "issues": out}, nil
-}
-
 type releaseOut struct {
 	Title       string     `json:"title"`
 	Indexer     string     `json:"indexer"`
@@ -292,10 +274,13 @@ func (t *tools) search(ctx context.Context, in searchArgs) (any, error) {
 		}
 		out = append(out, o)
 	}
-	return map[string]any{
-		"query": in.Query, "returned": len(out), "total": total, "releases": out,
-		"note": "download and magnet links are withheld; nothing was downloaded",
-	}, nil
+	note := "download and magnet links are withheld; nothing was downloaded. limit and offset page each indexer's answer, so total counts what the indexers returned for this page"
+	if total == 0 {
+		// Prowlarr answers a search that failed on an indexer (or on
+		// every one) with no results rather than an error.
+		note += ". No results can also mean the indexers failed: Prowlarr reports a failed search as an empty one; check prowlarr_indexer_status"
+	}
+	return map[string]any{"query": in.Query, "returned": len(out), "total": total, "releases": out, "note": note}, nil
 }
 
 func categoryName(c Category) string {

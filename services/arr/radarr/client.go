@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/upstream"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
 )
 
@@ -118,23 +119,9 @@ type Release struct {
 
 // QueueItem is the part of QueueResource the tools show.
 type QueueItem struct {
-	ID                      int                    `json:"id"`
-	MovieID                 *int                   `json:"movieId"`
-	Movie                   *Movie                 `json:"movie"`
-	Quality                 arrapi.Quality         `json:"quality"`
-	Size                    float64                `json:"size"`
-	SizeLeft                float64                `json:"sizeleft"`
-	Title                   string                 `json:"title"`
-	EstimatedCompletionTime *time.Time             `json:"estimatedCompletionTime"`
-	Added                   *time.Time             `json:"added"`
-	Status                  string                 `json:"status"`
-	TrackedDownloadStatus   string                 `json:"trackedDownloadStatus"`
-	TrackedDownloadState    string                 `json:"trackedDownloadState"`
-	StatusMessages          []arrapi.StatusMessage `json:"statusMessages"`
-	ErrorMessage            string                 `json:"errorMessage"`
-	Protocol                string                 `json:"protocol"`
-	DownloadClient          string                 `json:"downloadClient"`
-	Indexer                 string                 `json:"indexer"`
+	arrapi.QueueRecord
+	MovieID *int   `json:"movieId"`
+	Movie   *Movie `json:"movie"`
 }
 
 // HistoryItem is the part of HistoryResource the tools show.
@@ -143,7 +130,7 @@ type HistoryItem struct {
 	MovieID     int               `json:"movieId"`
 	SourceTitle string            `json:"sourceTitle"`
 	Quality     arrapi.Quality    `json:"quality"`
-	Date        *time.Time        `json:"date"`
+	Date        string            `json:"date"`
 	EventType   string            `json:"eventType"`
 	Data        map[string]string `json:"data"`
 	Movie       *Movie            `json:"movie"`
@@ -170,16 +157,18 @@ func (c *Client) Movie(ctx context.Context, id int) (Movie, error) {
 	}
 	if err := c.api.Get(ctx, p, nil, &m); err != nil {
 		if toolerr.CodeOf(err) == toolerr.NotFound {
-			return m, toolerr.Wrap(toolerr.NotFound, err, "Radarr has no movie %d; find ids with radarr_movie_list", id)
+			return m, upstream.Explain(toolerr.Wrap(toolerr.NotFound, err, "Radarr has no movie %d; find ids with radarr_movie_list", id))
 		}
 		return m, err
 	}
 	return m, nil
 }
 
-// Missing reads wanted/missing, one page.
+// Missing reads wanted/missing, one page, by title A to Z. Without a sort
+// direction Radarr sorts descending (Z to A); its sort key for the title
+// is movieMetadata.sortTitle.
 func (c *Client) Missing(ctx context.Context, page, pageSize int, monitored bool) (arrapi.Page[Movie], error) {
-	q := arrapi.PageQuery(page, pageSize, "", "")
+	q := arrapi.PageQuery(page, pageSize, "movieMetadata.sortTitle", "ascending")
 	q.Set("monitored", strconv.FormatBool(monitored))
 	var out arrapi.Page[Movie]
 	return out, c.api.Get(ctx, "/wanted/missing", q, &out)
@@ -196,9 +185,10 @@ func (c *Client) Calendar(ctx context.Context, start, end time.Time, unmonitored
 	return out, c.api.Get(ctx, "/calendar", q, &out)
 }
 
-// Queue reads one page of the download queue, movies included.
+// Queue reads one page of the download queue, movies included, and the
+// downloads Radarr could not match to a movie too (arrapi.QueueQuery).
 func (c *Client) Queue(ctx context.Context, page, pageSize int) (arrapi.Page[QueueItem], error) {
-	q := arrapi.PageQuery(page, pageSize, "", "")
+	q := arrapi.QueueQuery(page, pageSize, "includeUnknownMovieItems")
 	q.Set("includeMovie", "true")
 	var out arrapi.Page[QueueItem]
 	return out, c.api.Get(ctx, "/queue", q, &out)

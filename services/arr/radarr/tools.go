@@ -50,10 +50,10 @@ func NewTools(c *Client, now func() time.Time) []toolkit.Tool {
 			t.history),
 		arrapi.Read("radarr_health", "Radarr health",
 			"List Radarr's current health warnings and errors (indexers, download clients, root folders, updates). Cheap.",
-			t.health),
+			arrapi.HealthTool(c.api)),
 		arrapi.Read("radarr_disk_space", "Radarr disk space",
 			"Show free and total space of the disks Radarr uses. Cheap.",
-			t.diskSpace),
+			arrapi.DiskSpaceTool(c.api)),
 		arrapi.Read("radarr_command_status", "Radarr command status",
 			"Show the state of a Radarr command, e.g. the MoviesSearch radarr_movie_search started (queued, started, completed, failed). Cheap.",
 			arrapi.CommandStatus(c.api)),
@@ -264,47 +264,23 @@ func (t *tools) queue(ctx context.Context, in arrapi.Paging) (any, error) {
 		return nil, err
 	}
 	type item struct {
-		ID             int                    `json:"id"`
-		MovieID        int                    `json:"movie_id,omitempty"`
-		Movie          string                 `json:"movie,omitempty"`
-		Title          string                 `json:"title"`
-		Quality        string                 `json:"quality,omitempty"`
-		Size           string                 `json:"size"`
-		Progress       string                 `json:"progress"`
-		Status         string                 `json:"status"`
-		TrackedStatus  string                 `json:"tracked_status,omitempty"`
-		TrackedState   string                 `json:"tracked_state,omitempty"`
-		StatusMessages []arrapi.StatusMessage `json:"status_messages,omitempty"`
-		ErrorMessage   string                 `json:"error_message,omitempty"`
-		EstimatedDone  *time.Time             `json:"estimated_completion,omitempty"`
-		Protocol       string                 `json:"protocol,omitempty"`
-		DownloadClient string                 `json:"download_client,omitempty"`
-		Indexer        string                 `json:"indexer,omitempty"`
+		arrapi.QueueView
+		MovieID int    `json:"movie_id,omitempty"`
+		Movie   string `json:"movie,omitempty"`
 	}
 	out := make([]item, 0, len(p.Records))
 	for _, q := range p.Records {
-		it := item{ID: q.ID, Title: q.Title, Quality: q.Quality.Name(), Size: arrapi.HumanSize(int64(q.Size)), Status: q.Status,
-			TrackedStatus: q.TrackedDownloadStatus, TrackedState: q.TrackedDownloadState, StatusMessages: q.StatusMessages,
-			ErrorMessage: q.ErrorMessage, EstimatedDone: q.EstimatedCompletionTime, Protocol: q.Protocol,
-			DownloadClient: q.DownloadClient, Indexer: q.Indexer, Progress: "0%"}
+		it := item{QueueView: q.View()}
 		if q.MovieID != nil {
 			it.MovieID = *q.MovieID
 		}
 		if q.Movie != nil {
 			it.Movie = q.Movie.Title
 		}
-		if q.Size > 0 {
-			it.Progress = fmt.Sprintf("%.0f%%", 100*(q.Size-q.SizeLeft)/q.Size)
-		}
 		out = append(out, it)
 	}
-	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "items": out}, nil
+	return arrapi.PageResult(page, p, "items", out), nil
 }
-
-// historyData are the members of a history record's free-form data that
-// are shown: the rest includes downloadUrl (with Prowlarr's or an
-// indexer's key), guids and paths.
-var historyData = []string{"indexer", "releaseGroup", "downloadClient", "downloadClientName", "message", "reason", "size", "protocol", "customFormatScore"}
 
 func (t *tools) history(ctx context.Context, in historyArgs) (any, error) {
 	page, size := in.Defaults()
@@ -313,66 +289,19 @@ func (t *tools) history(ctx context.Context, in historyArgs) (any, error) {
 		return nil, err
 	}
 	type item struct {
-		ID          int               `json:"id"`
-		Date        *time.Time        `json:"date"`
-		Event       string            `json:"event"`
-		MovieID     int               `json:"movie_id"`
-		Movie       string            `json:"movie,omitempty"`
-		SourceTitle string            `json:"source_title"`
-		Quality     string            `json:"quality,omitempty"`
-		Details     map[string]string `json:"details,omitempty"`
+		arrapi.HistoryView
+		MovieID int    `json:"movie_id"`
+		Movie   string `json:"movie,omitempty"`
 	}
 	out := make([]item, 0, len(p.Records))
 	for _, h := range p.Records {
-		it := item{ID: h.ID, Date: h.Date, Event: h.EventType, MovieID: h.MovieID, SourceTitle: h.SourceTitle, Quality: h.Quality.Name()}
+		it := item{HistoryView: arrapi.NewHistoryView(h.ID, h.Date, h.EventType, h.SourceTitle, h.Quality, h.Data), MovieID: h.MovieID}
 		if h.Movie != nil {
 			it.Movie = h.Movie.Title
 		}
-		it.Details = arrapi.SafeDetails(h.Data, historyData, 300)
 		out = append(out, it)
 	}
-	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "records": out}, nil
-}
-
-func (t *tools) health(ctx context.Context, _ toolkit.NoArgs) (any, error) {
-	hs, err := t.c.api.Health(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for i := range hs {
-		if arrapi.SensitiveLink(hs[i].WikiURL) {
-			hs[i].WikiURL = ""
-		}
-	}
-	if hs == nil {
-		hs = []arrapi.Health{}
-	}
-	return map[string]any{"ok": len(hs) == 0, "count": len(hs), "issues": hs}, nil
-}
-
-func (t *tools) diskSpace(ctx context.Context, _ toolkit.NoArgs) (any, error) {
-	ds, err := t.c.api.DiskSpace(ctx)
-	if err != nil {
-		return nil, err
-	}
-	type disk struct {
-		Path        string `json:"path"`
-		Label       string `json:"label,omitempty"`
-		Free        string `json:"free"`
-		Total       string `json:"total"`
-		FreeBytes   int64  `json:"free_bytes"`
-		TotalBytes  int64  `json:"total_bytes"`
-		FreePercent int    `json:"free_percent"`
-	}
-	out := make([]disk, 0, len(ds))
-	for _, d := range ds {
-		o := disk{Path: d.Path, Label: d.Label, Free: arrapi.HumanSize(d.FreeSpace), Total: arrapi.HumanSize(d.TotalSpace), FreeBytes: d.FreeSpace, TotalBytes: d.TotalSpace}
-		if d.TotalSpace > 0 {
-			o.FreePercent = int(100 * d.FreeSpace / d.TotalSpace)
-		}
-		out = append(out, o)
-	}
-	return map[string]any{"disks": out}, nil
+	return arrapi.PageResult(page, p, "records", out), nil
 }
 
 // releaseOut is a release as radarr_release_search shows it.

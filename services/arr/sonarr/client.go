@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/upstream"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
 )
 
@@ -90,26 +91,12 @@ type EpisodeFile struct {
 
 // QueueItem is the part of a QueueResource the tools use.
 type QueueItem struct {
-	ID                      int                    `json:"id"`
-	SeriesID                int                    `json:"seriesId"`
-	EpisodeID               int                    `json:"episodeId"`
-	SeasonNumber            int                    `json:"seasonNumber"`
-	Title                   string                 `json:"title"`
-	Status                  string                 `json:"status"`
-	TrackedDownloadStatus   string                 `json:"trackedDownloadStatus"`
-	TrackedDownloadState    string                 `json:"trackedDownloadState"`
-	StatusMessages          []arrapi.StatusMessage `json:"statusMessages"`
-	ErrorMessage            string                 `json:"errorMessage"`
-	Size                    float64                `json:"size"`
-	Sizeleft                float64                `json:"sizeleft"`
-	Timeleft                string                 `json:"timeleft"`
-	EstimatedCompletionTime string                 `json:"estimatedCompletionTime"`
-	Protocol                string                 `json:"protocol"`
-	DownloadClient          string                 `json:"downloadClient"`
-	Indexer                 string                 `json:"indexer"`
-	Quality                 arrapi.Quality         `json:"quality"`
-	Episode                 *Episode               `json:"episode"`
-	Series                  *Series                `json:"series"`
+	arrapi.QueueRecord
+	SeriesID     int      `json:"seriesId"`
+	EpisodeID    int      `json:"episodeId"`
+	SeasonNumber int      `json:"seasonNumber"`
+	Episode      *Episode `json:"episode"`
+	Series       *Series  `json:"series"`
 }
 
 // HistoryItem is the part of a HistoryResource the tools use.
@@ -190,7 +177,7 @@ func (c *Client) Series(ctx context.Context, id int) (Series, error) {
 	}
 	if err := c.api.Get(ctx, p, nil, &s); err != nil {
 		if arrapi.Status(err) == http.StatusNotFound {
-			return s, toolerr.Wrap(toolerr.NotFound, err, "Sonarr has no series with id %d; find ids with sonarr_series_list", id)
+			return s, upstream.Explain(toolerr.Wrap(toolerr.NotFound, err, "Sonarr has no series with id %d; find ids with sonarr_series_list", id))
 		}
 		return s, err
 	}
@@ -217,7 +204,7 @@ func (c *Client) Episode(ctx context.Context, id int) (Episode, error) {
 	}
 	if err := c.api.Get(ctx, p, nil, &e); err != nil {
 		if arrapi.Status(err) == http.StatusNotFound {
-			return e, toolerr.Wrap(toolerr.NotFound, err, "Sonarr has no episode with id %d; list ids with sonarr_episodes", id)
+			return e, upstream.Explain(toolerr.Wrap(toolerr.NotFound, err, "Sonarr has no episode with id %d; list ids with sonarr_episodes", id))
 		}
 		return e, err
 	}
@@ -231,10 +218,11 @@ func (c *Client) EpisodeFiles(ctx context.Context, seriesID int) ([]EpisodeFile,
 	return f, err
 }
 
-// Missing calls GET /wanted/missing (monitored episodes without a file,
-// newest air date first), with series included.
+// Missing calls GET /wanted/missing (monitored episodes of monitored
+// series without a file, newest air date first), with series included.
+// Sonarr's sort key is episodes.airDateUtc; it ignores any other.
 func (c *Client) Missing(ctx context.Context, page, pageSize int) (arrapi.Page[Episode], error) {
-	q := arrapi.PageQuery(page, pageSize, "airDateUtc", "descending")
+	q := arrapi.PageQuery(page, pageSize, "episodes.airDateUtc", "descending")
 	q.Set("includeSeries", "true")
 	q.Set("monitored", "true")
 	var p arrapi.Page[Episode]
@@ -255,9 +243,10 @@ func (c *Client) Calendar(ctx context.Context, start, end time.Time, unmonitored
 	return e, err
 }
 
-// Queue calls GET /queue with series and episode included.
+// Queue calls GET /queue with series and episode included, and the
+// downloads Sonarr could not match to a series too (arrapi.QueueQuery).
 func (c *Client) Queue(ctx context.Context, page, pageSize int) (arrapi.Page[QueueItem], error) {
-	q := arrapi.PageQuery(page, pageSize, "", "")
+	q := arrapi.QueueQuery(page, pageSize, "includeUnknownSeriesItems")
 	q.Set("includeSeries", "true")
 	q.Set("includeEpisode", "true")
 	var p arrapi.Page[QueueItem]

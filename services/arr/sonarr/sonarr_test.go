@@ -131,7 +131,7 @@ func TestReads(t *testing.T) {
 			}
 		}},
 		{"queue with messages", "sonarr_queue", map[string]any{}, func(t *testing.T, got map[string]any) {
-			if got["total_records"] != 2.0 || get(got, "items", 0, "progress_percent") != 66.3 || get(got, "items", 0, "episode") != "S02E03" ||
+			if got["total_records"] != 3.0 || get(got, "items", 0, "progress_percent") != 66.3 || get(got, "items", 0, "episode") != "S02E03" ||
 				get(got, "items", 1, "tracked_state") != "importBlocked" || !strings.Contains(get(got, "items", 1, "status_messages", 0, "messages", 0).(string), "Automatic import is not possible") {
 				t.Fatalf("%v", got)
 			}
@@ -152,7 +152,7 @@ func TestReads(t *testing.T) {
 			}
 		}},
 		{"disk space", "sonarr_disk_space", map[string]any{}, func(t *testing.T, got map[string]any) {
-			if get(got, "disks", 0, "path") != "/tv" || get(got, "disks", 0, "free_gb") != 1234.0 || get(got, "disks", 0, "free_percent") != 30.8 {
+			if get(got, "disks", 0, "path") != "/tv" || get(got, "disks", 0, "free_bytes") != 1234e9 || get(got, "disks", 0, "free") != "1.1 TiB" || get(got, "disks", 0, "free_percent") != 30.8 {
 				t.Fatalf("%v", got)
 			}
 		}},

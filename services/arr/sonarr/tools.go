@@ -45,10 +45,10 @@ func Tools(c *Client, now func() time.Time) []toolkit.Tool {
 			t.history),
 		arrapi.Read("sonarr_health", "Health",
 			"Show Sonarr's version and its health checks (indexers, download clients, root folders, updates) with their messages.",
-			t.health),
+			arrapi.HealthTool(c.api)),
 		arrapi.Read("sonarr_disk_space", "Disk space",
 			"Show free and total space of the disks Sonarr sees.",
-			t.diskSpace),
+			arrapi.DiskSpaceTool(c.api)),
 		arrapi.Read("sonarr_command_status", "Command status",
 			"Show the state of a Sonarr command (queued, started, completed, failed), e.g. the episode search sonarr_episode_search started.",
 			arrapi.CommandStatus(c.api)),
@@ -273,33 +273,14 @@ func (t *tools) queue(ctx context.Context, in arrapi.Paging) (any, error) {
 		return nil, err
 	}
 	type item struct {
-		ID             int                    `json:"id"`
-		Title          string                 `json:"title"`
-		Series         string                 `json:"series,omitempty"`
-		Episode        string                 `json:"episode,omitempty"`
-		Status         string                 `json:"status"`
-		TrackedStatus  string                 `json:"tracked_status"`
-		TrackedState   string                 `json:"tracked_state"`
-		Progress       float64                `json:"progress_percent"`
-		Timeleft       string                 `json:"time_left,omitempty"`
-		Estimated      string                 `json:"estimated_completion,omitempty"`
-		Quality        string                 `json:"quality"`
-		Protocol       string                 `json:"protocol"`
-		DownloadClient string                 `json:"download_client,omitempty"`
-		Indexer        string                 `json:"indexer,omitempty"`
-		ErrorMessage   string                 `json:"error_message,omitempty"`
-		StatusMessages []arrapi.StatusMessage `json:"status_messages,omitempty"`
+		arrapi.QueueView
+		SeriesID int    `json:"series_id,omitempty"`
+		Series   string `json:"series,omitempty"`
+		Episode  string `json:"episode,omitempty"`
 	}
 	out := make([]item, 0, len(p.Records))
 	for _, r := range p.Records {
-		it := item{
-			ID: r.ID, Title: r.Title, Status: r.Status, TrackedStatus: r.TrackedDownloadStatus, TrackedState: r.TrackedDownloadState,
-			Timeleft: r.Timeleft, Estimated: r.EstimatedCompletionTime, Quality: r.Quality.Name(), Protocol: r.Protocol,
-			DownloadClient: r.DownloadClient, Indexer: r.Indexer, ErrorMessage: r.ErrorMessage, StatusMessages: r.StatusMessages,
-		}
-		if r.Size > 0 {
-			it.Progress = float64(int((r.Size-r.Sizeleft)/r.Size*1000)) / 10
-		}
+		it := item{QueueView: r.View(), SeriesID: r.SeriesID}
 		if r.Series != nil {
 			it.Series = r.Series.Title
 		}
@@ -308,7 +289,7 @@ func (t *tools) queue(ctx context.Context, in arrapi.Paging) (any, error) {
 		}
 		out = append(out, it)
 	}
-	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "items": out}, nil
+	return arrapi.PageResult(page, p, "items", out), nil
 }
 
 // historyEvents maps EpisodeHistoryEventType names to the numbers the
@@ -317,10 +298,6 @@ var historyEvents = map[string]int{
 	"grabbed": 1, "seriesFolderImported": 2, "downloadFolderImported": 3, "downloadFailed": 4,
 	"episodeFileDeleted": 5, "episodeFileRenamed": 6, "downloadIgnored": 7,
 }
-
-// historyData lists the members of a history record's data that are shown;
-// the rest (download URLs, paths, ids of other systems) is left out.
-var historyData = []string{"indexer", "releaseGroup", "downloadClient", "downloadClientName", "reason", "message", "size", "protocol"}
 
 func (t *tools) history(ctx context.Context, in historyArgs) (any, error) {
 	ev := 0
@@ -337,67 +314,24 @@ func (t *tools) history(ctx context.Context, in historyArgs) (any, error) {
 		return nil, err
 	}
 	type item struct {
-		Date        string            `json:"date"`
-		EventType   string            `json:"event_type"`
-		SourceTitle string            `json:"source_title"`
-		Series      string            `json:"series,omitempty"`
-		SeriesID    int               `json:"series_id"`
-		Episode     string            `json:"episode,omitempty"`
-		EpisodeID   int               `json:"episode_id"`
-		Quality     string            `json:"quality"`
-		Details     map[string]string `json:"details,omitempty"`
+		arrapi.HistoryView
+		SeriesID  int    `json:"series_id"`
+		Series    string `json:"series,omitempty"`
+		EpisodeID int    `json:"episode_id"`
+		Episode   string `json:"episode,omitempty"`
 	}
 	out := make([]item, 0, len(p.Records))
 	for _, r := range p.Records {
-		it := item{Date: r.Date, EventType: r.EventType, SourceTitle: r.SourceTitle, SeriesID: r.SeriesID, EpisodeID: r.EpisodeID, Quality: r.Quality.Name()}
+		it := item{HistoryView: arrapi.NewHistoryView(r.ID, r.Date, r.EventType, r.SourceTitle, r.Quality, r.Data), SeriesID: r.SeriesID, EpisodeID: r.EpisodeID}
 		if r.Series != nil {
 			it.Series = r.Series.Title
 		}
 		if r.Episode != nil {
 			it.Episode = EpisodeCode(r.Episode.SeasonNumber, r.Episode.EpisodeNumber)
 		}
-		it.Details = arrapi.SafeDetails(r.Data, historyData, 0)
 		out = append(out, it)
 	}
-	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "records": out}, nil
-}
-
-func (t *tools) health(ctx context.Context, _ toolkit.NoArgs) (any, error) {
-	st, err := t.c.api.SystemStatus(ctx)
-	if err != nil {
-		return nil, err
-	}
-	h, err := t.c.api.Health(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if h == nil {
-		h = []arrapi.Health{}
-	}
-	return map[string]any{"app": st.AppName, "version": st.Version, "branch": st.Branch, "start_time": st.StartTime, "checks": h, "ok": len(h) == 0}, nil
-}
-
-func (t *tools) diskSpace(ctx context.Context, _ toolkit.NoArgs) (any, error) {
-	d, err := t.c.api.DiskSpace(ctx)
-	if err != nil {
-		return nil, err
-	}
-	type disk struct {
-		Path    string  `json:"path"`
-		Label   string  `json:"label,omitempty"`
-		FreeGB  float64 `json:"free_gb"`
-		TotalGB float64 `json:"total_gb"`
-		FreePct float64 `json:"free_percent"`
-	}
-	out := make([]disk, 0, len(d))
-	for _, x := range d {
-		o := disk{Path: x.Path, Label: x.Label, FreeGB: gb(x.FreeSpace), TotalGB: gb(x.TotalSpace)}
-		if x.TotalSpace > 0 {
-			o.FreePct = float64(x.FreeSpace*1000/x.TotalSpace) / 10
-		}
-		out = append(out, o)
-	}
-	return map[string]any{"disks": out}, nil
+	return arrapi.PageResult(page, p, "records", out), nil
 }
 
 // releaseOut is a release as the tools show it: stable fields only (no

@@ -116,16 +116,17 @@ func (c *Client) Do(ctx context.Context, r Request) (*Response, error) {
 }
 
 // statusErr explains the statuses this API gives meaning to, and leaves
-// the rest to upstream's mapping.
+// the rest to upstream's mapping; either way ErsatzTV's own reason (a
+// ProblemDetails detail or title, a plain-text answer) ends the message.
 func statusErr(resp *upstream.Response) error {
-	cause := &upstream.StatusError{Status: resp.Status}
+	cause := resp.StatusError()
 	switch resp.Status {
 	case http.StatusPreconditionFailed:
-		return toolerr.Wrap(toolerr.Forbidden, cause, "ErsatzTV refused the write because the data changed since it was read (HTTP 412); nothing was written: preview again")
+		return upstream.Explain(toolerr.Wrap(toolerr.Forbidden, cause, "ErsatzTV refused the write because the data changed since it was read (HTTP 412); nothing was written: preview again"))
 	case http.StatusUnprocessableEntity:
-		return toolerr.Wrap(toolerr.InvalidArgument, cause, "ErsatzTV rejected the request because a referenced id does not exist (HTTP 422); nothing was changed")
+		return upstream.Explain(toolerr.Wrap(toolerr.InvalidArgument, cause, "ErsatzTV rejected the request because a referenced id does not exist (HTTP 422); nothing was changed"))
 	case http.StatusConflict:
-		return toolerr.Wrap(toolerr.InvalidArgument, cause, "ErsatzTV refused the change as conflicting (HTTP 409); nothing was changed")
+		return upstream.Explain(toolerr.Wrap(toolerr.InvalidArgument, cause, "ErsatzTV refused the change as conflicting (HTTP 409); nothing was changed"))
 	}
 	return resp.Err()
 }

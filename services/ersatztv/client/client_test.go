@@ -211,7 +211,8 @@ func TestAnswersAreBounded(t *testing.T) {
 }
 
 // The statuses the /api/v1 contract gives meaning to get messages that
-// say what happened, and never the body of the answer.
+// say what happened and end with ErsatzTV's own reason (a ProblemDetails'
+// detail), framed; never the rest of the body.
 func TestStatusesSayWhatHappened(t *testing.T) {
 	for _, c := range []struct {
 		status int
@@ -225,12 +226,13 @@ func TestStatusesSayWhatHappened(t *testing.T) {
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(c.status)
-			_, _ = w.Write([]byte(`{"detail":"upstream-body-marker"}`))
+			_, _ = w.Write([]byte(`{"title":"One or more errors occurred.","detail":"Playout 7 does not exist","traceId":"upstream-body-marker"}`))
 		}))
 		keyed, _ := clients(t, srv.URL, key, nil)
 		_, err := client.New(client.V1, keyed).Do(context.Background(), client.Request{Method: "PUT", Path: []string{"x"}})
 		srv.Close()
-		if toolerr.CodeOf(err) != c.code || !strings.Contains(toolerr.MessageOf(err), c.says) || strings.Contains(toolerr.MessageOf(err), "marker") {
+		msg := toolerr.MessageOf(err)
+		if toolerr.CodeOf(err) != c.code || !strings.Contains(msg, c.says) || !strings.HasSuffix(msg, `. ErsatzTV said: "Playout 7 does not exist"`) || strings.Contains(msg, "marker") {
 			t.Errorf("HTTP %d: %v", c.status, err)
 		}
 		if !client.IsNotFound(err) && c.status == 404 {

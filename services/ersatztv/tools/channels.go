@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/internal/upstream"
 	"github.com/toolgate/toolgate/services/ersatztv/client"
 )
 
@@ -88,7 +89,7 @@ func (s *Service) current(ctx context.Context, what string, segs ...string) (map
 	v, _, err := s.c.Get(ctx, segs, nil)
 	if err != nil {
 		if client.IsNotFound(err) {
-			return nil, toolerr.Wrap(toolerr.NotFound, err, "ErsatzTV has no %s %s", what, segs[len(segs)-1])
+			return nil, upstream.Explain(toolerr.Wrap(toolerr.NotFound, err, "ErsatzTV has no %s %s", what, segs[len(segs)-1]))
 		}
 		return nil, err
 	}

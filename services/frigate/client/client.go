@@ -10,6 +10,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/upstream"
@@ -107,6 +108,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Upstream.Name == "" {
 		cfg.Upstream.Name = "Frigate"
 	}
+	// Frigate's reasons are redacted with the password and token too: the
+	// password travels in a login body, not in a header.
+	cfg.Upstream.Secrets = append(slices.Clone(cfg.Upstream.Secrets), cfg.Password, cfg.Token)
 	up, err := upstream.New(cfg.Upstream)
 	if err != nil {
 		return nil, err
@@ -188,10 +192,11 @@ func (r *Read) GetJSON(ctx context.Context, path string, q url.Values, out any) 
 }
 
 // StatusErr maps a non-2xx status to an error whose message names the
-// status only, never the body.
+// status and ends with Frigate's own reason ({"success": false,
+// "message": …}, FastAPI's {"detail": …}), framed; never the body.
 func StatusErr(resp *upstream.Response) error {
 	if resp.Status == http.StatusUnprocessableEntity {
-		return toolerr.New(toolerr.InvalidArgument, "Frigate rejected the request parameters (HTTP 422)")
+		return resp.Explain(toolerr.New(toolerr.InvalidArgument, "Frigate rejected the request parameters (HTTP 422)"))
 	}
 	return resp.Err()
 }
@@ -201,9 +206,9 @@ func authChecked(resp *upstream.Response, err error) (*upstream.Response, error)
 	case err != nil:
 		return nil, err
 	case resp.Status == http.StatusUnauthorized:
-		return nil, toolerr.Wrap(toolerr.AuthFailed, &upstream.StatusError{Status: resp.Status}, "Frigate rejected the request as unauthenticated (HTTP 401)")
+		return nil, upstream.Explain(toolerr.Wrap(toolerr.AuthFailed, resp.StatusError(), "Frigate rejected the request as unauthenticated (HTTP 401)"))
 	case resp.Status == http.StatusForbidden:
-		return nil, toolerr.Wrap(toolerr.Forbidden, &upstream.StatusError{Status: resp.Status}, "Frigate refused access (HTTP 403); the account's role may not cover this camera or endpoint")
+		return nil, upstream.Explain(toolerr.Wrap(toolerr.Forbidden, resp.StatusError(), "Frigate refused access (HTTP 403); the account's role may not cover this camera or endpoint"))
 	}
 	return resp, nil
 }
@@ -240,7 +245,7 @@ func (c *Client) login(ctx context.Context, stale uint64) (string, uint64, error
 		c.rejected = true
 		return "", 0, credentialsRejected()
 	case s < 200 || s > 299:
-		return "", 0, toolerr.Wrap(toolerr.CodeOf(resp.Err()), &upstream.StatusError{Status: s}, "Frigate's login failed (HTTP %d); try again later", s)
+		return "", 0, upstream.Explain(toolerr.Wrap(toolerr.CodeOf(resp.Err()), resp.StatusError(), "Frigate's login failed (HTTP %d); try again later", s))
 	}
 	for _, ck := range (&http.Response{Header: resp.Header}).Cookies() {
 		if ck.Name == c.cookie && ck.Value != "" && upstream.HeaderValue(ck.Value) == nil {

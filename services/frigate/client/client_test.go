@@ -94,7 +94,7 @@ func (s *stub) login(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, redirect, http.StatusTemporaryRedirect)
 		return
 	case status != 0:
-		http.Error(w, `{"message":"`+errorBody+`"}`, status)
+		http.Error(w, `{"message":"Frigate's reason","trace":"`+errorBody+`"}`, status)
 		return
 	case r.Header.Get("Content-Type") != "application/json" || body["user"] != user || body["password"] != password:
 		http.Error(w, `{"message":"Login failed"}`, http.StatusUnauthorized)
@@ -135,7 +135,7 @@ func (s *stub) data(w http.ResponseWriter, r *http.Request) {
 	case redirect != "":
 		http.Redirect(w, r, redirect, http.StatusFound)
 	case !ok:
-		http.Error(w, `{"message":"`+errorBody+`"}`, http.StatusUnauthorized)
+		http.Error(w, `{"message":"Frigate's reason","trace":"`+errorBody+`"}`, http.StatusUnauthorized)
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"ok":true}`))
@@ -572,7 +572,8 @@ func TestRedirectsRefused(t *testing.T) {
 	}
 }
 
-// Status mapping of GetJSON and Get: bodies never reach the error text.
+// Status mapping of GetJSON and Get: a body that gives no reason (an
+// HTML page) never reaches the error text.
 func TestStatusMapping(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -580,9 +581,9 @@ func TestStatusMapping(t *testing.T) {
 		body   string
 		want   toolerr.Code
 	}{
-		{"forbidden", http.StatusForbidden, errorBody, toolerr.Forbidden},
-		{"validation error", http.StatusUnprocessableEntity, errorBody, toolerr.InvalidArgument},
-		{"not found", http.StatusNotFound, errorBody, toolerr.NotFound},
+		{"forbidden", http.StatusForbidden, "<html>" + errorBody, toolerr.Forbidden},
+		{"validation error", http.StatusUnprocessableEntity, "<html>" + errorBody, toolerr.InvalidArgument},
+		{"not found", http.StatusNotFound, "<html>" + errorBody, toolerr.NotFound},
 		{"not json", http.StatusOK, "<html>" + errorBody, toolerr.UpstreamUnavailable},
 	}
 	for _, tc := range tests {

@@ -27,7 +27,7 @@ func TestAuthentication(t *testing.T) {
 	revokeAlways := func(_ *harness, next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/api/events" {
-				http.Error(w, `{"message":"`+errorBody+`"}`, http.StatusUnauthorized)
+				http.Error(w, `{"message":"Frigate's reason","trace":"`+errorBody+`"}`, http.StatusUnauthorized)
 				return
 			}
 			next.ServeHTTP(w, r)

@@ -255,7 +255,7 @@ func TestSearchUnsupported(t *testing.T) {
 	gone := func(_ *harness, next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/api/events/search" {
-				http.Error(w, errorBody, http.StatusNotFound)
+				http.Error(w, "<html>"+errorBody, http.StatusNotFound)
 				return
 			}
 			next.ServeHTTP(w, r)

@@ -18,7 +18,7 @@ func failing(n int64, status int, header map[string]string) func(*harness, http.
 				for k, v := range header {
 					w.Header().Set(k, v)
 				}
-				http.Error(w, `{"message":"`+errorBody+`"}`, status)
+				http.Error(w, `{"message":"Frigate's reason","trace":"`+errorBody+`"}`, status)
 				return
 			}
 			next.ServeHTTP(w, r)

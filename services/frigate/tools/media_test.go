@@ -101,7 +101,7 @@ func TestSnapshotsAreBounded(t *testing.T) {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if strings.HasSuffix(r.URL.Path, "latest.jpg") {
 					w.Header().Set("Content-Type", "image/jpeg")
-					_, _ = w.Write([]byte(errorBody))
+					_, _ = w.Write([]byte("<html>" + errorBody))
 					return
 				}
 				next.ServeHTTP(w, r)

@@ -35,7 +35,9 @@ func TestSystemStatus(t *testing.T) {
 	})
 	t.Run("Frigate down", func(t *testing.T) {
 		h := newHarness(t, harnessOpts{front: func(_ *harness, _ http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, errorBody, http.StatusServiceUnavailable) })
+			return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				http.Error(w, "<html>"+errorBody, http.StatusServiceUnavailable)
+			})
 		}})
 		h.mustFail(t, "frigate_get_system_status", nil, "upstream_unavailable")
 		assertNoSecrets(t, h)

@@ -262,7 +262,7 @@ func (h *Client) Render(ctx context.Context, template string, variables map[stri
 // adminHint adds to an auth failure that the endpoint needs an admin.
 func adminHint(err error, what string) error {
 	if toolerr.CodeOf(err) == toolerr.AuthFailed {
-		return toolerr.Wrap(toolerr.AuthFailed, err, "Home Assistant refused %s: it needs a long-lived access token of an administrator", what)
+		return upstream.Explain(toolerr.Wrap(toolerr.AuthFailed, err, "Home Assistant refused %s: it needs a long-lived access token of an administrator", what))
 	}
 	return err
 }

@@ -102,12 +102,12 @@ func (m *MCP) post(ctx context.Context, method string, params any, notification,
 	}
 	if err := resp.Err(); err != nil {
 		if resp.Status == http.StatusUnauthorized && m.restAcceptsToken(ctx) {
-			return toolerr.Wrap(toolerr.AuthFailed, err, "Home Assistant's MCP server at %s refuses this token although its REST API accepts it: "+
+			return upstream.Explain(toolerr.Wrap(toolerr.AuthFailed, err, "Home Assistant's MCP server at %s refuses this token although its REST API accepts it: "+
 				"the server's option \"Require an administrator account\" (require_admin, Home Assistant 2026.10+) is on, or it serves an LLM API other than Assist, "+
 				"and the token's user is not an administrator. Use an administrator's long-lived access token, or turn the option off "+
-				"(Settings → Devices & services → Model Context Protocol Server → Configure)", m.path)
+				"(Settings → Devices & services → Model Context Protocol Server → Configure)", m.path))
 		}
-		return mcpStatus(err, resp.Status, m.path)
+		return upstream.Explain(mcpStatus(err, resp.Status, m.path))
 	}
 	if notification {
 		return nil
@@ -131,9 +131,13 @@ func (m *MCP) post(ctx context.Context, method string, params any, notification,
 		if r.Error.Code == -32602 {
 			code = toolerr.InvalidArgument
 		}
-		// The code says what failed; the message is the server's and is
-		// not repeated.
-		return toolerr.New(code, "Home Assistant's MCP server refused %s (JSON-RPC error %d)", method, r.Error.Code)
+		// The server's message, framed as its words, lets the model fix
+		// its arguments.
+		msg := fmt.Sprintf("Home Assistant's MCP server refused %s (JSON-RPC error %d)", method, r.Error.Code)
+		if said := m.up.Said(http.StatusBadRequest, r.Error.Message); said != "" {
+			msg += ". " + said
+		}
+		return toolerr.New(code, "%s", msg)
 	}
 	if out != nil {
 		if err := json.Unmarshal(r.Result, out); err != nil {

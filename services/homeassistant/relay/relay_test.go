@@ -648,7 +648,8 @@ func TestMCPClientTransport(t *testing.T) {
 		a(w, string(msg.ID))
 	}))
 	t.Cleanup(srv.Close)
-	up, _ := upstream.New(upstream.Config{BaseURL: srv.URL, AllowHTTP: true, Retries: -1})
+	up, _ := upstream.New(upstream.Config{Name: "Home Assistant", BaseURL: srv.URL, AllowHTTP: true, Retries: -1,
+		Header: http.Header{"Authorization": {"Bearer " + haToken}}})
 	m := NewMCP(up, "/api/mcp")
 	for _, c := range []struct {
 		name   string
@@ -680,7 +681,11 @@ func TestMCPClientTransport(t *testing.T) {
 				t.Fatalf("err = %v, want %s", err, c.code)
 			}
 			if err != nil && strings.Contains(toolerr.MessageOf(err), haToken) {
-				t.Error("the server's error text reached the message")
+				t.Error("the token reached the message")
+			}
+			// The server's own text arrives framed, so the model can act on it.
+			if c.name == "rpc error" && !strings.HasSuffix(toolerr.MessageOf(err), `Home Assistant said: "Method not found [REDACTED]"`) {
+				t.Errorf("message %q lacks the server's reason", toolerr.MessageOf(err))
 			}
 		})
 	}

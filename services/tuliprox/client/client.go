@@ -202,7 +202,9 @@ func (c *Client) Do(ctx context.Context, call Call) (*upstream.Response, error) 
 		if call.Needs != "" {
 			c.learn(key, errors.Is(err, ErrUnsupported))
 		}
-		return resp, err
+		// Tuliprox's own reason ({"error": …} or plain text) ends the
+		// message, framed, so the model can correct an argument.
+		return resp, resp.Explain(err)
 	}
 }
 

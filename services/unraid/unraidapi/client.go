@@ -239,8 +239,9 @@ var (
 	typeSince = map[string]string{"PrefixedID": "4.8.0"}
 )
 
-// classify turns Unraid's GraphQL errors into one stable error. Upstream
-// text is never passed on: at most an identifier from a validation message.
+// classify turns Unraid's GraphQL errors into one stable error. Where the
+// error is Unraid's to explain (bad arguments, a failure), its messages end
+// the text, framed as Unraid's words (said).
 func (c *Client) classify(ctx context.Context, doc Document, status int, errs []gqlError) error {
 	e := errs[0]
 	code := strings.ToUpper(e.Extensions.Code)
@@ -266,9 +267,25 @@ func (c *Client) classify(ctx context.Context, doc Document, status int, errs []
 		}
 		return toolerr.New(toolerr.UpstreamUnavailable, "this Unraid's API does not know %s used by %s: it is older than API %s; update Unraid (or the Unraid Connect plugin)", what, doc.Name, since)
 	case code == "BAD_USER_INPUT":
-		return toolerr.New(toolerr.InvalidArgument, "Unraid refused the arguments of %s", doc.Name)
+		return toolerr.New(toolerr.InvalidArgument, "Unraid refused the arguments of %s%s", doc.Name, c.said(http.StatusBadRequest, errs))
 	}
-	return toolerr.New(toolerr.UpstreamUnavailable, "Unraid failed to answer %s; see the Unraid API log (unraid-api logs)", doc.Name)
+	return toolerr.New(toolerr.UpstreamUnavailable, "Unraid failed to answer %s; see the Unraid API log (unraid-api logs)%s", doc.Name, c.said(http.StatusInternalServerError, errs))
+}
+
+// said is Unraid's own reason — the messages of its GraphQL errors, never
+// their extensions (a stack trace) — framed, cleaned and redacted as an
+// error body's reason is (status picks the rule), after ". "; "" for none.
+func (c *Client) said(status int, errs []gqlError) string {
+	msgs := make([]string, 0, min(len(errs), 3))
+	for _, e := range errs[:min(len(errs), 3)] {
+		if m := strings.TrimSpace(e.Message); m != "" {
+			msgs = append(msgs, m)
+		}
+	}
+	if s := c.http.Said(status, strings.Join(msgs, "; ")); s != "" {
+		return ". " + s
+	}
+	return ""
 }
 
 // IsCode reports whether err carries code.

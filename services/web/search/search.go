@@ -223,8 +223,14 @@ func (c *Client) Search(ctx context.Context, q Query) (*Results, error) {
 	return out, nil
 }
 
-// statusErr maps SearXNG's statuses. Bodies are never quoted.
+// statusErr maps SearXNG's statuses; SearXNG's own reason (index_error's
+// {"error": …}, e.g. "Invalid value xx for parameter language") ends the
+// message, framed. Bodies are never quoted.
 func statusErr(r *upstream.Response) error {
+	return r.Explain(statusMeaning(r))
+}
+
+func statusMeaning(r *upstream.Response) error {
 	s := r.Status
 	switch {
 	case s >= 200 && s < 300:

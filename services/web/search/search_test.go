@@ -132,12 +132,12 @@ func TestCanonical(t *testing.T) {
 }
 
 // TestFailureModes: each known SearXNG failure gives an actionable message
-// and never the upstream's body.
+// and never the upstream's body (an HTML page gives no reason).
 func TestFailureModes(t *testing.T) {
 	body := func(status int) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(status)
-			fmt.Fprint(w, "SEARX-BODY-LEAK Traceback at 10.20.30.40")
+			fmt.Fprint(w, "<!doctype html><title>Error</title>SEARX-BODY-LEAK Traceback at 10.20.30.40")
 		})
 	}
 	for _, tc := range []struct {

@@ -124,6 +124,19 @@ func PageOf[T any](all []T, page, size int, sortKey, sortDirection string) Page 
 	return Page{Page: page, PageSize: size, SortKey: sortKey, SortDirection: sortDirection, TotalRecords: len(all), Records: all[from:to]}
 }
 
+// QueuePageOf is PageOf as the queue controllers of Sonarr and Radarr page:
+// a page past the end is answered with an earlier one, page
+// max(TotalRecords / PageSize, 1) in integer division (the source takes
+// the ceiling after truncating, so with 45 records of 20 a page it is page
+// 2, not the last page 3).
+func QueuePageOf[T any](all []T, page, size int, sortKey, sortDirection string) Page {
+	p := PageOf(all, page, size, sortKey, sortDirection)
+	if page > 1 && (page-1)*size >= len(all) {
+		p = PageOf(all, max(len(all)/size, 1), size, sortKey, sortDirection)
+	}
+	return p
+}
+
 // SearchHooks make a fake's release searches slow or hold them, to test
 // deadlines and the demo's feel without timing assumptions. The zero
 // value adds no wait; it is safe for concurrent use.

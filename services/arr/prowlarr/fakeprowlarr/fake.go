@@ -84,9 +84,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-func notFound(w http.ResponseWriter) {
-	arrfake.WriteJSON(w, http.StatusNotFound, map[string]any{"message": "NotFound"})
-}
+// notFound is what GetResourceByIdWithErrorHandler's NotFound() becomes.
+func notFound(w http.ResponseWriter) { arrfake.NotFound(w) }
 
 var started = time.Date(2025, 11, 3, 8, 0, 0, 0, time.UTC)
 
@@ -173,7 +172,7 @@ func (s *Server) indexers(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) indexer(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.Atoi(r.PathValue("id"))
 	if err != nil {
-		arrfake.WriteJSON(w, http.StatusBadRequest, map[string]any{"message": "id must be an integer"})
+		w.WriteHeader(http.StatusNotFound) // no {id:int} route matches
 		return
 	}
 	for _, ix := range s.indexerList() {
@@ -199,7 +198,7 @@ func (s *Server) indexerStats(w http.ResponseWriter, r *http.Request) {
 	for _, p := range []string{"startDate", "endDate"} {
 		if v := r.URL.Query().Get(p); v != "" {
 			if _, err := time.Parse(time.RFC3339, v); err != nil {
-				arrfake.WriteJSON(w, http.StatusBadRequest, map[string]any{"message": p + " is not a date"})
+				arrfake.InvalidValue(w, p, v)
 				return
 			}
 		}

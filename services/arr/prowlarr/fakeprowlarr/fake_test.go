@@ -15,7 +15,8 @@ func TestStatusCodes(t *testing.T) {
 		{Name: "key header", Method: "GET", Target: "/api/v1/indexer", Key: key, Status: 200},
 		{Name: "key parameter", Method: "GET", Target: "/api/v1/indexer?apikey=" + key, Status: 200},
 		{Name: "unknown indexer", Method: "GET", Target: "/api/v1/indexer/99", Key: key, Status: 404},
-		{Name: "bad search type", Method: "GET", Target: "/api/v1/search?query=x&type=audio", Key: key, Status: 400},
+		{Name: "an unknown search type is a basic search", Method: "GET", Target: "/api/v1/search?query=x&type=audio", Key: key, Status: 200},
+		{Name: "only unavailable indexers", Method: "GET", Target: "/api/v1/search?query=x&indexerIds=99", Key: key, Status: 400, Contains: "Search failed due to all selected indexers being unavailable"},
 		{Name: "bad indexer ids", Method: "GET", Target: "/api/v1/search?query=x&indexerIds=a", Key: key, Status: 400},
 		{Name: "search", Method: "GET", Target: "/api/v1/search?query=matrix", Key: key, Status: 200},
 	})

@@ -39,30 +39,41 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	if !s.WaitSearch(r.Context()) {
 		return
 	}
+	// ReleaseSearchService: an unknown type is a basic search; values
+	// that do not bind are ASP.NET's 400; selected indexers that are all
+	// unknown or disabled fail an interactive search; limit and offset page
+	// each indexer's own answer, before the category filter and the
+	// de-duplication.
 	q := r.URL.Query()
-	switch q.Get("type") {
-	case "", "search", "tvsearch", "movie", "music", "book":
-	default:
-		arrfake.WriteJSON(w, http.StatusBadRequest, map[string]any{"message": "Invalid search type"})
+	ids, bad := ints(q["indexerIds"])
+	if bad != "" {
+		arrfake.InvalidValue(w, "indexerIds", bad)
 		return
 	}
-	ids, err := ints(q["indexerIds"])
-	if err != nil {
-		arrfake.WriteJSON(w, http.StatusBadRequest, map[string]any{"message": "indexerIds must be integers"})
+	cats, bad := ints(q["categories"])
+	if bad != "" {
+		arrfake.InvalidValue(w, "categories", bad)
 		return
 	}
-	cats, err := ints(q["categories"])
+	limit, err := arrfake.IntParam(q, "limit", 0)
 	if err != nil {
-		arrfake.WriteJSON(w, http.StatusBadRequest, map[string]any{"message": "categories must be integers"})
+		arrfake.InvalidValue(w, "limit", q.Get("limit"))
+		return
+	}
+	offset, err := arrfake.IntParam(q, "offset", 0)
+	if err != nil {
+		arrfake.InvalidValue(w, "offset", q.Get("offset"))
+		return
+	}
+	if len(ids) > 0 && !s.anyEnabled(ids) {
+		arrfake.ClientError(w, http.StatusBadRequest, "NzbDrone.Core.Exceptions.NzbDroneClientException", "Search failed due to all selected indexers being unavailable")
 		return
 	}
 	words := strings.Fields(strings.ToLower(q.Get("query")))
 	var out []any
+	seen := map[int]int{} // per indexer: matches so far
 	for i, rel := range s.release {
 		if len(ids) > 0 && !contains(ids, rel.indexerID) {
-			continue
-		}
-		if len(cats) > 0 && !overlaps(cats, rel.categories) {
 			continue
 		}
 		title := strings.ToLower(strings.NewReplacer(".", " ", "-", " ").Replace(rel.title))
@@ -73,6 +84,14 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if !match {
+			continue
+		}
+		n := seen[rel.indexerID]
+		seen[rel.indexerID]++
+		if n < offset || (limit > 0 && n >= offset+limit) {
+			continue
+		}
+		if len(cats) > 0 && !overlaps(cats, rel.categories) {
 			continue
 		}
 		out = append(out, s.resource(i+1, rel))
@@ -138,18 +157,28 @@ func hostOf(s string) string {
 	return u.Host
 }
 
-func ints(vs []string) ([]int, error) {
-	var out []int
+// ints reads a repeated integer parameter; bad is the first value that
+// does not bind.
+func ints(vs []string) (out []int, bad string) {
 	for _, v := range vs {
-		for _, p := range strings.Split(v, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(p))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, n)
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return nil, v
+		}
+		out = append(out, n)
+	}
+	return out, ""
+}
+
+// anyEnabled reports whether one of ids is an enabled indexer.
+func (s *Server) anyEnabled(ids []int) bool {
+	for _, ix := range s.indexerList() {
+		id, _ := ix["id"].(int)
+		if on, _ := ix["enable"].(bool); on && contains(ids, id) {
+			return true
 		}
 	}
-	return out, nil
+	return false
 }
 
 func contains(xs []int, x int) bool {

@@ -163,13 +163,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// apiError answers like Radarr's error middleware.
-func apiError(w http.ResponseWriter, status int, msg string) { arrfake.Problem(w, status, msg) }
+// clientException is the exception Radarr's release routes throw for their
+// refusals; the error pipeline answers its status and message.
+const clientException = "NzbDrone.Core.Exceptions.NzbDroneClientException"
 
 func intParam(w http.ResponseWriter, q url.Values, name string, def int) (int, bool) {
 	n, err := arrfake.IntParam(q, name, def)
 	if err != nil {
-		apiError(w, http.StatusBadRequest, name+" must be an integer")
+		arrfake.InvalidValue(w, name, q.Get(name))
 		return 0, false
 	}
 	return n, true
@@ -227,12 +228,12 @@ func (s *Server) movieList(w http.ResponseWriter, r *http.Request) {
 func (s *Server) movie(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.Atoi(r.PathValue("id"))
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "id must be an integer")
+		w.WriteHeader(http.StatusNotFound) // no {id:int} route matches
 		return
 	}
 	m := s.find(id)
 	if m == nil {
-		apiError(w, http.StatusNotFound, "NotFound")
+		arrfake.NotFound(w)
 		return
 	}
 	arrfake.WriteJSON(w, http.StatusOK, m)
@@ -253,7 +254,12 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	arrfake.WriteJSON(w, http.StatusOK, out)
 }
 
-func paged(w http.ResponseWriter, q url.Values, records []map[string]any) {
+// paged answers a page of records as Radarr's PagingResourceMapper does:
+// the asked sort key when the controller allows it, else its default; the
+// asked direction, descending when none is asked. sortBy orders records
+// by a key (nil: they are in order already). queue pages like the queue
+// controller (arrfake.QueuePageOf).
+func paged(w http.ResponseWriter, q url.Values, records []map[string]any, allowed []string, def string, sortBy func(key string, a, b map[string]any) int, queue bool) {
 	page, ok := intParam(w, q, "page", 1)
 	if !ok {
 		return
@@ -262,18 +268,33 @@ func paged(w http.ResponseWriter, q url.Values, records []map[string]any) {
 	if !ok {
 		return
 	}
-	if page < 1 || size < 1 {
-		apiError(w, http.StatusBadRequest, "page and pageSize must be positive")
+	page, size = max(page, 1), max(size, 1)
+	key := def
+	if k := q.Get("sortKey"); slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, k) }) {
+		key = k
+	}
+	dir := q.Get("sortDirection")
+	if dir == "" {
+		dir = "descending"
+	}
+	if sortBy != nil {
+		records = slices.Clone(records)
+		slices.SortStableFunc(records, func(a, b map[string]any) int { return sortBy(key, a, b) })
+		if !strings.EqualFold(dir, "ascending") {
+			slices.Reverse(records)
+		}
+	}
+	if queue {
+		arrfake.WriteJSON(w, http.StatusOK, arrfake.QueuePageOf(records, page, size, key, dir))
 		return
 	}
-	arrfake.WriteJSON(w, http.StatusOK, arrfake.PageOf(records, page, size, q.Get("sortKey"), orDefault(q.Get("sortDirection"), "default")))
+	arrfake.WriteJSON(w, http.StatusOK, arrfake.PageOf(records, page, size, key, dir))
 }
 
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
+// byTitle orders movies by title for every sort key of wanted/missing the
+// fake knows.
+func byTitle(_ string, a, b map[string]any) int {
+	return strings.Compare(strings.ToLower(a["title"].(string)), strings.ToLower(b["title"].(string)))
 }
 
 func (s *Server) missing(w http.ResponseWriter, r *http.Request) {
@@ -287,15 +308,20 @@ func (s *Server) missing(w http.ResponseWriter, r *http.Request) {
 	if recs == nil {
 		recs = []map[string]any{}
 	}
-	paged(w, r.URL.Query(), recs)
+	paged(w, r.URL.Query(), recs, []string{"movieMetadata.digitalRelease", "movieMetadata.inCinemas", "movieMetadata.physicalRelease",
+		"movieMetadata.sortTitle", "movieMetadata.year", "movies.lastSearchTime"}, "movieMetadata.sortTitle", byTitle, false)
 }
 
 func (s *Server) calendar(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	start, err1 := time.Parse(time.RFC3339, q.Get("start"))
 	end, err2 := time.Parse(time.RFC3339, q.Get("end"))
-	if err1 != nil || err2 != nil {
-		apiError(w, http.StatusBadRequest, "start and end must be dates")
+	if err1 != nil {
+		arrfake.InvalidValue(w, "start", q.Get("start"))
+		return
+	}
+	if err2 != nil {
+		arrfake.InvalidValue(w, "end", q.Get("end"))
 		return
 	}
 	unmonitored := q.Get("unmonitored") == "true"
@@ -332,14 +358,14 @@ func (s *Server) diskSpace(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.Atoi(r.PathValue("id"))
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "id must be an integer")
+		w.WriteHeader(http.StatusNotFound) // no {id:int} route matches
 		return
 	}
 	s.mu.Lock()
 	c, ok := s.commands[id]
 	s.mu.Unlock()
 	if !ok {
-		apiError(w, http.StatusNotFound, "NotFound")
+		arrfake.NotFound(w)
 		return
 	}
 	arrfake.WriteJSON(w, http.StatusOK, c)
@@ -347,29 +373,30 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) postCommand(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		apiError(w, http.StatusBadRequest, "body must be a JSON command")
-		return
-	}
+	_ = json.NewDecoder(r.Body).Decode(&body)
 	name, _ := body["name"].(string)
-	if name != "MoviesSearch" {
-		apiError(w, http.StatusBadRequest, "Unknown command "+name)
+	if name == "" {
+		arrfake.ValidationFailed(w, arrfake.Failure{Property: "Name", Message: "'Name' must not be empty.", Attempted: ""})
 		return
 	}
-	ids, ok := body["movieIds"].([]any)
-	if !ok || len(ids) == 0 {
-		apiError(w, http.StatusBadRequest, "movieIds are required")
+	display, known := map[string]string{"MoviesSearch": "Movies Search", "RefreshMovie": "Refresh Movie", "RescanMovie": "Rescan Movie", "MissingMoviesSearch": "Missing Movies Search"}[name]
+	if !known {
+		// The command type is looked up with Single(): an unknown name
+		// throws, and the pipeline answers 500.
+		arrfake.ClientError(w, http.StatusInternalServerError, "System.InvalidOperationException", "Sequence contains no matching element")
 		return
 	}
 	s.mu.Lock()
 	id := s.nextCmd
 	s.nextCmd++
 	c := map[string]any{
-		"id": id, "name": "MoviesSearch", "commandName": "Movies Search", "body": body, "priority": "normal",
+		"id": id, "name": name, "commandName": display, "body": body, "priority": "normal",
 		"status": "queued", "result": "unknown", "queued": s.now.Format(time.RFC3339), "trigger": "manual",
 		"sendUpdatesToClient": true, "updateScheduledTask": true,
 	}
 	s.commands[id] = c
 	s.mu.Unlock()
-	arrfake.WriteJSON(w, http.StatusOK, c)
+	// Created(id): 201 with the command's location.
+	w.Header().Set("Location", "/api/v3/command/"+strconv.Itoa(id))
+	arrfake.WriteJSON(w, http.StatusCreated, c)
 }

@@ -18,7 +18,7 @@ func TestStatusCodes(t *testing.T) {
 		{Name: "unknown movie", Method: "GET", Target: "/api/v3/movie/99", Key: key, Status: 404},
 		{Name: "unknown command", Method: "GET", Target: "/api/v3/command/5", Key: key, Status: 404},
 		{Name: "grab before search", Method: "POST", Target: "/api/v3/release", Key: key, Body: grab, Status: 404}, // not in the cache
-		{Name: "command not served", Method: "POST", Target: "/api/v3/command", Key: key, Body: `{"name":"RescanMovie"}`, Status: 400},
-		{Name: "movie search", Method: "POST", Target: "/api/v3/command", Key: key, Body: `{"name":"MoviesSearch","movieIds":[2]}`, Status: 200},
+		{Name: "unknown command throws", Method: "POST", Target: "/api/v3/command", Key: key, Body: `{"name":"DeleteEverything"}`, Status: 500, Contains: "Sequence contains no matching element"},
+		{Name: "movie search is created", Method: "POST", Target: "/api/v3/command", Key: key, Body: `{"name":"MoviesSearch","movieIds":[2]}`, Status: 201},
 	})
 }

@@ -90,12 +90,23 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 		}
 		return q
 	}
-	paged(w, r.URL.Query(), []map[string]any{
+	items := []map[string]any{
 		mk(1, 3, "Blade.Runner.2049.2017.2160p.WEB-DL.DDP5.1.HDR.H.265", "downloading", "ok", "downloading", 20e9, 5e9, []any{}, ""),
 		mk(2, 2, "Dune.Part.Two.2024.1080p.WEB-DL", "completed", "warning", "importBlocked", 8e9, 0, []any{
 			map[string]any{"title": "Dune.Part.Two.2024.1080p.WEB-DL.mkv", "messages": []string{"Not an upgrade for existing movie file. Existing quality: Bluray-1080p"}},
 		}, ""),
-	})
+	}
+	// A download Radarr cannot match to a movie: only listed with
+	// includeUnknownMovieItems=true (QueueController.GetQueue).
+	if r.URL.Query().Get("includeUnknownMovieItems") == "true" {
+		u := mk(3, 0, "Some.Unknown.Film.2023.1080p.WEB-DL-XYZ", "completed", "warning", "importBlocked", 4e9, 0, []any{
+			map[string]any{"title": "Some.Unknown.Film.2023.1080p.WEB-DL-XYZ", "messages": []string{"Unable to parse download, automatic import is not possible."}},
+		}, "")
+		delete(u, "movieId")
+		delete(u, "movie")
+		items = append(items, u)
+	}
+	paged(w, r.URL.Query(), items, []string{"timeleft", "added", "progress", "size", "status", "title"}, "timeleft", nil, true)
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
@@ -129,7 +140,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 			recs = append(recs, h)
 		}
 	}
-	paged(w, q, recs)
+	paged(w, q, recs, []string{"date", "languages", "movieMetadata.sortTitle", "quality"}, "date", nil, false)
 }
 
 // release is one seeded interactive-search result.
@@ -170,7 +181,9 @@ func (s *Server) releases(w http.ResponseWriter, r *http.Request) {
 	}
 	m := s.find(id)
 	if m == nil {
-		apiError(w, http.StatusNotFound, "NotFound")
+		// MovieSearch's lookup throws; the catch-all answers 500 with its
+		// message.
+		arrfake.ClientError(w, http.StatusInternalServerError, clientException, "Movie with ID "+strconv.Itoa(id)+" does not exist")
 		return
 	}
 	if !s.WaitSearch(r.Context()) {
@@ -221,20 +234,28 @@ func (s *Server) releaseResource(n, movieID int, m map[string]any, rel release) 
 // 409 when fetching it from the indexer fails.
 func (s *Server) grab(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		apiError(w, http.StatusBadRequest, "body must be a release")
-		return
-	}
+	_ = json.NewDecoder(r.Body).Decode(&body)
 	guid, _ := body["guid"].(string)
 	ix, _ := body["indexerId"].(float64)
+	if guid == "" || ix <= 0 {
+		var fs []arrfake.Failure
+		if ix <= 0 {
+			fs = append(fs, arrfake.Failure{Property: "IndexerId", Message: "'Indexer Id' must be greater than '0'.", Attempted: ix})
+		}
+		if guid == "" {
+			fs = append(fs, arrfake.Failure{Property: "Guid", Message: "'Guid' must not be empty.", Attempted: ""})
+		}
+		arrfake.ValidationFailed(w, fs...)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.cache[strconv.Itoa(int(ix))+"/"+guid] {
-		apiError(w, http.StatusNotFound, "Couldn't find requested release in cache, cache timeout probably expired.")
+		arrfake.ClientError(w, http.StatusNotFound, clientException, "Couldn't find requested release in cache, try searching again")
 		return
 	}
 	if s.refused[guid] {
-		apiError(w, http.StatusConflict, "Getting release from indexer failed")
+		arrfake.ClientError(w, http.StatusConflict, clientException, "Getting release from indexer failed")
 		return
 	}
 	s.grabs = append(s.grabs, body)

@@ -377,10 +377,32 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 	if boolParam(q, "includeSeries", false) {
 		items[0]["series"], items[1]["series"] = s.seriesResource(s.series[0]), s.seriesResource(s.series[1])
 	}
-	p, ok := pageOf(w, q, items, "timeleft")
-	if ok {
-		arrfake.WriteJSON(w, http.StatusOK, p)
+	// A download Sonarr cannot match to a series (QueueController: only
+	// with includeUnknownSeriesItems=true; CompletedDownloadService's
+	// warning for it).
+	if boolParam(q, "includeUnknownSeriesItems", false) {
+		items = append(items, map[string]any{
+			"id": 2203, "languages": []any{}, "quality": mkQuality("WEBDL-1080p"),
+			"customFormats": []any{}, "customFormatScore": 0, "size": 1_400_000_000.0, "sizeleft": 0.0, "timeleft": "00:00:00",
+			"title": "Some.Unknown.Show.S01E01.1080p.WEB-DL-XYZ", "added": s.now().UTC().Add(-5 * time.Hour).Format(time.RFC3339),
+			"status": "completed", "trackedDownloadStatus": "warning", "trackedDownloadState": "importBlocked",
+			"statusMessages": []any{map[string]any{"title": "Some.Unknown.Show.S01E01.1080p.WEB-DL-XYZ", "messages": []string{
+				"Unable to parse download, automatic import is not possible.",
+			}}},
+			"downloadId": "SABnzbd_nzo_unknown", "protocol": "usenet", "downloadClient": "SABnzbd",
+			"downloadClientHasPostImportCategory": false, "outputPath": "/downloads/complete/tv/Some.Unknown.Show.S01E01", "episodeHasFile": false,
+		})
 	}
+	page, ok := intParam(w, q, "page", 1)
+	if !ok {
+		return
+	}
+	size, ok := intParam(w, q, "pageSize", 10)
+	if !ok {
+		return
+	}
+	key, dir := sorting(q, []string{"timeleft", "added", "progress", "size", "status", "title"}, "timeleft")
+	arrfake.WriteJSON(w, http.StatusOK, arrfake.QueuePageOf(items, max(page, 1), max(size, 1), key, dir))
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
@@ -394,7 +416,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		for _, v := range q[name] {
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				arrfake.Problem(w, http.StatusBadRequest, "The value '"+v+"' is not valid.")
+				arrfake.InvalidValue(w, name, v)
 				return
 			}
 			*dst = append(*dst, n)
@@ -440,7 +462,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, m)
 	}
-	p, ok := pageOf(w, q, out, "date")
+	p, ok := pageOf(w, q, out, []string{"date", "series.sortTitle"}, "date")
 	if ok {
 		arrfake.WriteJSON(w, http.StatusOK, p)
 	}
@@ -475,7 +497,9 @@ func (s *Server) releaseSearch(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if e == nil {
-			arrfake.Problem(w, http.StatusNotFound, "Episode with ID "+strconv.Itoa(epID)+" does not exist")
+			// The search's catch-all turns the lookup's exception into
+			// a 500 with its message.
+			arrfake.ClientError(w, http.StatusInternalServerError, clientException, "Episode with ID "+strconv.Itoa(epID)+" does not exist")
 			return
 		}
 		for _, rel := range s.releases[[2]int{e.SeriesID, e.SeasonNumber}] {
@@ -485,7 +509,7 @@ func (s *Server) releaseSearch(w http.ResponseWriter, r *http.Request) {
 		}
 	case sid > 0 && season >= 0:
 		if s.seriesByID(sid) == nil {
-			arrfake.Problem(w, http.StatusNotFound, "Series with ID "+strconv.Itoa(sid)+" does not exist")
+			arrfake.ClientError(w, http.StatusInternalServerError, clientException, "Series with ID "+strconv.Itoa(sid)+" does not exist")
 			return
 		}
 		found = s.releases[[2]int{sid, season}]
@@ -504,6 +528,10 @@ func (s *Server) releaseSearch(w http.ResponseWriter, r *http.Request) {
 	arrfake.WriteJSON(w, http.StatusOK, out)
 }
 
+// clientException is the exception the release routes throw for their
+// refusals; the pipeline answers its status and message.
+const clientException = "NzbDrone.Core.Exceptions.NzbDroneClientException"
+
 func cacheKey(indexer int, guid string) string { return strconv.Itoa(indexer) + "/" + guid }
 
 func (s *Server) releaseGrab(w http.ResponseWriter, r *http.Request) {
@@ -511,19 +539,26 @@ func (s *Server) releaseGrab(w http.ResponseWriter, r *http.Request) {
 		GUID      string `json:"guid"`
 		IndexerID int    `json:"indexerId"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.GUID == "" {
-		arrfake.WriteJSON(w, http.StatusBadRequest, []map[string]any{{"propertyName": "Guid", "errorMessage": "'Guid' must not be empty.", "severity": "error"}})
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.GUID == "" || body.IndexerID <= 0 {
+		var fs []arrfake.Failure
+		if body.IndexerID <= 0 {
+			fs = append(fs, arrfake.Failure{Property: "IndexerId", Message: "'Indexer Id' must be greater than '0'.", Attempted: body.IndexerID})
+		}
+		if body.GUID == "" {
+			fs = append(fs, arrfake.Failure{Property: "Guid", Message: "'Guid' must not be empty.", Attempted: ""})
+		}
+		arrfake.ValidationFailed(w, fs...)
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rel, ok := s.cache[cacheKey(body.IndexerID, body.GUID)]
 	if !ok {
-		arrfake.Problem(w, http.StatusNotFound, "Couldn't find requested release in cache, cache timeout probably expired.")
+		arrfake.ClientError(w, http.StatusNotFound, clientException, "Couldn't find requested release in cache, try searching again")
 		return
 	}
 	if rel.refuse {
-		arrfake.Problem(w, http.StatusConflict, "Getting release from indexer failed")
+		arrfake.ClientError(w, http.StatusConflict, clientException, "Getting release from indexer failed")
 		return
 	}
 	s.grabs = append(s.grabs, Grab{GUID: rel.GUID, IndexerID: rel.IndexerID, Title: rel.Title})

@@ -12,17 +12,21 @@ package fakesonarr
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/services/arr/arrapi/arrfake"
 )
+
+// modelNotFound is the exception a lookup of an unknown id throws outside
+// GetResourceById; the pipeline answers it with 404 and its message.
+const modelNotFound = "NzbDrone.Core.Datastore.ModelNotFoundException"
 
 // Port is the port Sonarr listens on by default.
 const Port = 8989
@@ -120,7 +124,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := arrfake.ReadBody(r)
 	if err != nil {
-		arrfake.Problem(w, http.StatusBadRequest, "cannot read the request body")
+		arrfake.APIError(w, http.StatusBadRequest, "cannot read the request body")
 		return
 	}
 	s.rec.Record(r, body)
@@ -203,7 +207,7 @@ func (s *Server) HoldSearches() (release func()) { return s.BlockSearches() }
 func intParam(w http.ResponseWriter, q url.Values, name string, def int) (int, bool) {
 	n, err := arrfake.IntParam(q, name, def)
 	if err != nil {
-		arrfake.Problem(w, http.StatusBadRequest, fmt.Sprintf("The value '%s' is not valid for %s.", q.Get(name), name))
+		arrfake.InvalidValue(w, name, q.Get(name))
 		return 0, false
 	}
 	return n, true
@@ -220,13 +224,31 @@ func boolParam(q url.Values, name string, def bool) bool {
 func pathID(w http.ResponseWriter, r *http.Request) (int, bool) {
 	n, err := strconv.Atoi(r.PathValue("id"))
 	if err != nil {
-		arrfake.Problem(w, http.StatusBadRequest, "id must be an integer")
+		// The routes are {id:int}: anything else matches no route.
+		w.WriteHeader(http.StatusNotFound)
 		return 0, false
 	}
 	return n, true
 }
 
-func pageOf[T any](w http.ResponseWriter, q url.Values, all []T, sortKey string) (arrfake.Page, bool) {
+// sorting is the sort key and direction a paged Sonarr list uses
+// (PagingResourceMapper): the asked key when the controller allows it,
+// else its default; the asked direction, descending when none is asked.
+func sorting(q url.Values, allowed []string, def string) (key, dir string) {
+	key = def
+	if k := q.Get("sortKey"); slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, k) }) {
+		key = k
+	}
+	dir = q.Get("sortDirection")
+	if dir == "" {
+		dir = "descending"
+	}
+	return key, dir
+}
+
+// pageOf answers a page of all; the records are already in the order of
+// the default sort key, descending, and are reversed for ascending.
+func pageOf[T any](w http.ResponseWriter, q url.Values, all []T, allowed []string, def string) (arrfake.Page, bool) {
 	page, ok := intParam(w, q, "page", 1)
 	if !ok {
 		return arrfake.Page{}, false
@@ -236,14 +258,12 @@ func pageOf[T any](w http.ResponseWriter, q url.Values, all []T, sortKey string)
 		return arrfake.Page{}, false
 	}
 	page, size = max(page, 1), max(size, 1)
-	dir := q.Get("sortDirection")
-	if dir == "" {
-		dir = "descending"
+	key, dir := sorting(q, allowed, def)
+	if key == def && strings.EqualFold(dir, "ascending") {
+		all = slices.Clone(all)
+		slices.Reverse(all)
 	}
-	if k := q.Get("sortKey"); k != "" {
-		sortKey = k
-	}
-	return arrfake.PageOf(all, page, size, sortKey, dir), true
+	return arrfake.PageOf(all, page, size, key, dir), true
 }
 
 func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
@@ -303,7 +323,7 @@ func (s *Server) seriesGet(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	arrfake.Problem(w, http.StatusNotFound, "NotFound")
+	arrfake.NotFound(w)
 }
 
 func (s *Server) episodeList(w http.ResponseWriter, r *http.Request) {
@@ -320,13 +340,13 @@ func (s *Server) episodeList(w http.ResponseWriter, r *http.Request) {
 	for _, v := range q["episodeIds"] {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			arrfake.Problem(w, http.StatusBadRequest, "episodeIds must be integers")
+			arrfake.InvalidValue(w, "episodeIds", v)
 			return
 		}
 		ids[n] = true
 	}
 	if sid == 0 && len(ids) == 0 {
-		arrfake.Problem(w, http.StatusBadRequest, "seriesId or episodeIds must be provided")
+		arrfake.APIError(w, http.StatusBadRequest, "seriesId or episodeIds must be provided")
 		return
 	}
 	s.mu.Lock()
@@ -354,7 +374,7 @@ func (s *Server) episodeGet(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	arrfake.Problem(w, http.StatusNotFound, "Episode with ID "+strconv.Itoa(id)+" does not exist")
+	arrfake.NotFound(w)
 }
 
 func (s *Server) episodeFiles(w http.ResponseWriter, r *http.Request) {
@@ -363,11 +383,15 @@ func (s *Server) episodeFiles(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid == 0 {
-		arrfake.Problem(w, http.StatusBadRequest, "seriesId or episodeFileIds must be provided")
+		arrfake.APIError(w, http.StatusBadRequest, "seriesId or episodeFileIds must be provided")
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.seriesByID(sid) == nil {
+		arrfake.ClientError(w, http.StatusNotFound, modelNotFound, "Series with ID "+strconv.Itoa(sid)+" does not exist")
+		return
+	}
 	out := []*episodeFile{}
 	for _, f := range s.files {
 		if f.SeriesID == sid {
@@ -388,7 +412,9 @@ func (s *Server) missing(w http.ResponseWriter, r *http.Request) {
 	eps := slices.Clone(s.episodes)
 	sort.SliceStable(eps, func(i, j int) bool { return eps[i].AirDateUtc.After(eps[j].AirDateUtc) })
 	for _, e := range eps {
-		if e.HasFile || e.Monitored != monitored || e.AirDateUtc.After(now) {
+		// MissingController: monitored means the episode and its series.
+		both := e.Monitored && s.seriesByID(e.SeriesID) != nil && s.seriesByID(e.SeriesID).Monitored
+		if e.HasFile || both != monitored || e.AirDateUtc.After(now) {
 			continue
 		}
 		all = append(all, s.episodeResource(e, boolParam(q, "includeSeries", false)))
@@ -396,7 +422,7 @@ func (s *Server) missing(w http.ResponseWriter, r *http.Request) {
 	if all == nil {
 		all = []map[string]any{}
 	}
-	p, ok := pageOf(w, q, all, "airDateUtc")
+	p, ok := pageOf(w, q, all, []string{"episodes.airDateUtc", "episodes.lastSearchTime", "series.sortTitle"}, "episodes.airDateUtc")
 	if ok {
 		arrfake.WriteJSON(w, http.StatusOK, p)
 	}
@@ -412,7 +438,7 @@ func (s *Server) calendar(w http.ResponseWriter, r *http.Request) {
 		if v := q.Get(name); v != "" {
 			t, err := time.Parse(time.RFC3339, v)
 			if err != nil {
-				arrfake.Problem(w, http.StatusBadRequest, "The value '"+v+"' is not valid for "+name+".")
+				arrfake.InvalidValue(w, name, v)
 				return
 			}
 			*dst = t
@@ -449,19 +475,21 @@ func (s *Server) commandGet(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	arrfake.Problem(w, http.StatusNotFound, "NotFound")
+	arrfake.NotFound(w)
 }
 
 func (s *Server) commandPost(w http.ResponseWriter, r *http.Request) {
 	var body commandBody
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Name == "" {
-		arrfake.WriteJSON(w, http.StatusBadRequest, []map[string]any{{"propertyName": "Name", "errorMessage": "'Name' must not be empty.", "severity": "error"}})
+		arrfake.ValidationFailed(w, arrfake.Failure{Property: "Name", Message: "'Name' must not be empty.", Attempted: body.Name})
 		return
 	}
 	known := map[string]string{"EpisodeSearch": "Episode Search", "SeasonSearch": "Season Search", "SeriesSearch": "Series Search", "RefreshSeries": "Refresh Series", "MissingEpisodeSearch": "Missing Episode Search"}
 	display, ok := known[body.Name]
 	if !ok {
-		arrfake.Problem(w, http.StatusBadRequest, "Unknown command: "+body.Name)
+		// Sonarr looks the command type up with Single(): an unknown
+		// name throws, and the pipeline answers 500.
+		arrfake.ClientError(w, http.StatusInternalServerError, "System.InvalidOperationException", "Sequence contains no matching element")
 		return
 	}
 	s.mu.Lock()
@@ -470,5 +498,7 @@ func (s *Server) commandPost(w http.ResponseWriter, r *http.Request) {
 		Status: "queued", Result: "unknown", Queued: s.now().UTC().Format(time.RFC3339), Trigger: "manual",
 		SendUpdatesToClient: true, UpdateScheduledTask: true}
 	s.commands = append(s.commands, c)
-	arrfake.WriteJSON(w, http.StatusOK, c)
+	// Created(id): 201 with the command's location.
+	w.Header().Set("Location", "/api/v3/command/"+strconv.Itoa(c.ID))
+	arrfake.WriteJSON(w, http.StatusCreated, c)
 }

@@ -23,7 +23,7 @@ func TestFake(t *testing.T) {
 		{"key header", "GET", "/api/v3/system/status", key, "", 200, `"appName":"Sonarr"`},
 		{"key parameter", "GET", "/api/v3/health?apikey=" + key, "", "", 200, "DownloadClientRootFolderCheck"},
 		{"unknown series", "GET", "/api/v3/series/9", key, "", 404, ""},
-		{"bad id", "GET", "/api/v3/series/x", key, "", 400, ""},
+		{"bad id matches no {id:int} route", "GET", "/api/v3/series/x", key, "", 404, ""},
 		{"episodes need a series", "GET", "/api/v3/episode", key, "", 400, ""},
 		{"grab before search", "POST", "/api/v3/release", key, `{"guid":"` + GUIDSeasonPack + `","indexerId":1}`, 404, "cache"},
 		{"search fills cache", "GET", "/api/v3/release?seriesId=1&seasonNumber=1", key, "", 200, ProwlarrKey},
@@ -31,8 +31,8 @@ func TestFake(t *testing.T) {
 		{"uncached", "POST", "/api/v3/release", key, `{"guid":"` + GUIDUncached + `","indexerId":1}`, 404, ""},
 		{"refused", "POST", "/api/v3/release", key, `{"guid":"` + GUIDRefused + `","indexerId":1}`, 409, "indexer failed"},
 		{"empty grab", "POST", "/api/v3/release", key, `{}`, 400, ""},
-		{"unknown command", "POST", "/api/v3/command", key, `{"name":"DeleteEverything"}`, 400, ""},
-		{"command", "POST", "/api/v3/command", key, `{"name":"EpisodeSearch","episodeIds":[1105]}`, 200, `"status":"queued"`},
+		{"unknown command throws", "POST", "/api/v3/command", key, `{"name":"DeleteEverything"}`, 500, `"message":"Sequence contains no matching element"`},
+		{"command is created", "POST", "/api/v3/command", key, `{"name":"EpisodeSearch","episodeIds":[1105]}`, 201, `"status":"queued"`},
 		{"paging", "GET", "/api/v3/wanted/missing?page=1&pageSize=3", key, "", 200, `"pageSize":3`},
 	}
 	cases := make([]arrfaketest.Case, 0, len(tests))
