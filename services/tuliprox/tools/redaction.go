@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/redact"
 )
 
 // Tuliprox-specific redaction, on top of the toolkit's generic redactor
@@ -210,26 +212,17 @@ func isConfigSecretKey(k string) bool {
 	return false
 }
 
-// visibleHeaders are request headers that carry no credential; every
-// other header an input, a download or a messaging hook sends is masked,
-// since providers put credentials under names of their own (X-Auth,
-// X-Line, …) that no list of secret words can know.
-var visibleHeaders = map[string]bool{
-	"accept": true, "accept-language": true, "accept-encoding": true, "accept-charset": true,
-	"user-agent": true, "content-type": true, "cache-control": true, "pragma": true,
-	"connection": true, "dnt": true, "range": true, "x-requested-with": true,
-	"referer": true, "origin": true,
-}
-
 // maskHeaders masks the values of a headers member: Tuliprox's inputs and
 // downloads hold a map of name to value, its REST messaging a list of
-// "Name: value" lines. Visible headers still pass the string rules.
+// "Name: value" lines. Only headers that never carry a credential keep
+// their value (through the string rules): providers put credentials under
+// names of their own (X-Auth, X-Line, …) that no list of words can know.
 func maskHeaders(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for name, val := range t {
-			if s, isString := val.(string); isString && visibleHeaders[strings.ToLower(strings.TrimSpace(name))] {
+			if s, isString := val.(string); isString && redact.HarmlessHeader(name) {
 				out[name] = scrubConfigString(s)
 			} else {
 				out[scrubConfigString(name)] = Mask
@@ -244,7 +237,7 @@ func maskHeaders(v any) any {
 			switch {
 			case !ok:
 				out[i] = Mask
-			case visibleHeaders[strings.ToLower(strings.TrimSpace(name))]:
+			case redact.HarmlessHeader(name):
 				out[i] = scrubConfigString(l)
 			default:
 				out[i] = scrubConfigString(name) + ": " + Mask
