@@ -23,6 +23,7 @@
 #   syslog [LINES [START]]   LINES lines of the syslog (1-2000, default 200): the last
 #                            ones, or from line START (1-based)
 #
+# Numbers are decimal digits only; leading zeros are ignored (010 is ten).
 # Anything else is refused with exit status 126 and nothing runs: other
 # commands, extra or malformed arguments, and any character outside
 # letters, digits, space and '-' (so no ; | & $ ( ) ` quotes or newlines
@@ -47,13 +48,17 @@ refuse() {
 	exit 126
 }
 
-# number NAME VALUE MIN MAX: VALUE is a decimal integer in [MIN, MAX].
+# number NAME VALUE MIN MAX: VALUE is a decimal integer in [MIN, MAX];
+# its value is left in $num without leading zeros, because $(( )) reads
+# 010 as octal and fails on 08.
 number() {
 	case $2 in
 	'' | *[!0-9]*) refuse "$1 must be a number" ;;
 	esac
-	[ ${#2} -le 9 ] || refuse "$1 is out of range"
-	if [ "$2" -lt "$3" ] || [ "$2" -gt "$4" ]; then
+	num=${2#"${2%%[!0]*}"}
+	num=${num:-0}
+	[ ${#num} -le 9 ] || refuse "$1 is out of range"
+	if [ "$num" -lt "$3" ] || [ "$num" -gt "$4" ]; then
 		refuse "$1 must be between $3 and $4"
 	fi
 }
@@ -96,9 +101,8 @@ version)
 	;;
 dmesg)
 	[ $# -le 1 ] || refuse "dmesg takes at most one argument"
-	lines=${1:-200}
-	number lines "$lines" 1 2000
-	bounded dmesg | tail -n "$lines"
+	number lines "${1:-200}" 1 2000
+	bounded dmesg | tail -n "$num"
 	;;
 smartctl)
 	[ $# -eq 1 ] || refuse "smartctl takes exactly one disk"
@@ -129,11 +133,11 @@ docker-stats)
 	;;
 syslog)
 	[ $# -le 2 ] || refuse "syslog takes at most two arguments"
-	lines=${1:-200}
-	number lines "$lines" 1 2000
+	number lines "${1:-200}" 1 2000
+	lines=$num
 	if [ $# -eq 2 ]; then
 		number start "$2" 1 100000000
-		bounded sed -n "$2,$(($2 + lines - 1))p" "$syslog"
+		bounded sed -n "$num,$((num + lines - 1))p" "$syslog"
 	else
 		bounded tail -n "$lines" "$syslog"
 	fi

@@ -81,6 +81,17 @@
 //     starts with "hooks." ("https://hooks.nabu.casa/[REDACTED]"); the
 //     query and fragment stay. Not in the decoded view: a percent- or
 //     JSON-escaped hook path is not caught.
+//  7. Credentials known by their shape, with no name in front: a JWT, JWS
+//     or JWE in compact form (base64url parts joined by at least two dots,
+//     the first a JSON header "eyJ…" of at least ten characters); a
+//     Telegram-style bot token "<5-20 digits>:<30 or more base64url
+//     characters>", alone or after "bot" in a URL path
+//     ("/bot[REDACTED]/sendMessage"); and "user:password@host[:port]"
+//     written without a scheme, as proxy settings are
+//     ("HTTPS_PROXY=[REDACTED]@proxy.lan:3128"). The last needs the host
+//     to end the token or be followed by a numeric port or a path, so
+//     "mailto:", "sip:" and other "scheme:user@host" forms, e-mail
+//     addresses and container digests ("nginx:1.25@sha256:…") stay.
 //
 // The rules prefer over-redaction ("Primary key: id" loses "id") to leaks.
 //

@@ -145,3 +145,19 @@ func isFlagName(name string) bool {
 	return (len(name) > 3 && strings.EqualFold(name[:3], "has")) ||
 		(len(name) > 2 && strings.EqualFold(name[:2], "is"))
 }
+
+// harmlessHeaders are request headers that never carry a credential.
+var harmlessHeaders = []string{
+	"accept", "acceptcharset", "acceptencoding", "acceptlanguage", "cachecontrol", "connection",
+	"contenttype", "dnt", "origin", "pragma", "range", "referer", "useragent", "xrequestedwith",
+}
+
+// HarmlessHeader reports whether a request header with this name never
+// carries a credential (Accept, User-Agent, Content-Type, …). Configured
+// header lists (an integration's "headers:", a provider's) show only
+// these: a credential can hide under any other name (X-Auth, X-Line).
+func HarmlessHeader(name string) bool {
+	var buf [normCap]byte
+	t, full := normTail(strings.TrimSpace(name), &buf)
+	return anyExact(t, full, harmlessHeaders)
+}

@@ -132,3 +132,16 @@ func TestIsSecretKeyDoesNotAllocate(t *testing.T) {
 		t.Fatalf("IsSecretKey allocated %v times per run", allocs)
 	}
 }
+
+func TestOnlyHarmlessHeadersAreNamedHarmless(t *testing.T) {
+	for _, h := range []string{"Accept", "accept-language", "User-Agent", "user_agent", "Content-Type", " Referer ", "X-Requested-With", "DNT"} {
+		if !HarmlessHeader(h) {
+			t.Errorf("HarmlessHeader(%q) = false", h)
+		}
+	}
+	for _, h := range []string{"X-Auth", "Authorization", "X-Api-Key", "Cookie", "X-Line", "X-Custom-Credential", "Accept-Token", "User-Agent-Token", "", "Proxy-Authorization", "X-Forwarded-For"} {
+		if HarmlessHeader(h) {
+			t.Errorf("HarmlessHeader(%q) = true", h)
+		}
+	}
+}

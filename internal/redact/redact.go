@@ -104,6 +104,13 @@ func (r *Redactor) String(s string) string {
 	colon := strings.IndexByte(s, ':') >= 0
 	if colon && strings.IndexByte(s, '@') >= 0 {
 		s = redactUserinfo(s)
+		s = redactBareUserinfo(s)
+	}
+	if strings.Contains(s, "eyJ") {
+		s = redactJWTs(s)
+	}
+	if colon {
+		s = redactBotTokens(s)
 	}
 	if strings.IndexByte(s, 'b') >= 0 || strings.IndexByte(s, 'B') >= 0 {
 		s = redactAuthSchemes(s)

@@ -1,19 +1,35 @@
 // Package mask hides credentials in Home Assistant configuration text before
-// it leaves the service: values of keys that name a credential (password,
-// token, api_key, webhook_id, …), the names behind !secret (a name can say
-// what the secret is for, and guessing secrets.yaml's keys should not be
-// helped), user:password@ in URLs, and webhook ids in webhook URLs
-// (/api/webhook/<id>, https://hooks.nabu.casa/<token>): whoever knows one
-// triggers the automation behind it. It works on raw text, comments included, because
-// commented-out blocks are exactly where old credentials survive.
+// it leaves the service. It works on raw text, comments included, because
+// commented-out blocks are exactly where old credentials survive, and it
+// keeps every line where it was, so the result can still be read against
+// the file: a hidden value becomes "***" on its first line, and the other
+// lines it spanned stay as empty lines.
+//
+// What it hides:
+//   - the value of every key that names a credential (internal/redact's key
+//     rules plus Home Assistant's own: an alarm panel's or a lock's code,
+//     PINs, user codes, pre-shared and device keys), however the value is
+//     written: plain, quoted (over several lines too), as a flow
+//     collection, as a block scalar ("password: |"), on the lines below
+//     the key, continued on deeper lines, behind an anchor or a tag, and
+//     the anchored value an alias under such a key stands for;
+//   - the same for keys the loader reads differently from how they look
+//     (escaped or explicit keys, keys given as aliases), found by parsing;
+//   - every header of a "headers:" mapping but the harmless ones
+//     (User-Agent, Accept, Content-Type, …): a credential can stand under
+//     any name (X-Auth);
+//   - the names behind !secret and the default of "!env_var NAME default";
+//   - user:password@ in URLs, webhook ids in webhook URLs (/api/webhook/<id>,
+//     https://hooks.nabu.casa/<token>);
+//   - credentials on command lines (curl -u user:pass, --password x,
+//     sshpass -p, mosquitto_pub -P, mysql -p…).
+//
+// Shapes that are no Home Assistant knowledge (Bearer tokens, JWTs,
+// name=value pairs in free text) are internal/redact's, which every result
+// passes after this.
 package mask
 
-import (
-	"regexp"
-	"strings"
-
-	"github.com/toolgate/toolgate/internal/redact"
-)
+import "strings"
 
 // Masked replaces a hidden value.
 const Masked = "***"
@@ -21,63 +37,41 @@ const Masked = "***"
 // SecretMasked replaces the name behind a !secret tag.
 const SecretMasked = "!secret " + Masked
 
-var (
-	// secretTag is a !secret reference and its name.
-	secretTag = regexp.MustCompile(`!secret(\s+)("[^"\n]*"|'[^'\n]*'|[^\s#,\]\}]+)`)
-	// key is "key:" or "key=" (the key may be quoted), where a value
-	// may follow.
-	key = regexp.MustCompile(`(?:^|([\s{,\-#(&?;]))["']?([A-Za-z0-9_.\-]{1,64})["']?\s*[:=]`)
-	// userinfo is scheme://user:password@.
-	userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)([^/\s:@]+):([^/\s@]+)@`)
-	// hookPath is what follows a webhook path segment, or the path of a
-	// hooks.* host (redact's rule, in this package's mask).
-	hookPath = regexp.MustCompile("(/[Ww]ebhooks?/|(?:://|@)hooks\\.[^/\\s?#\"'<>]*/)([^\\s?#\"'<>,;)\\]}`\\\\&]+)")
-)
-
-// Text masks credentials in configuration text line by line. Structure,
-// comments and line numbers are kept, so the result can still be read
-// against the file.
+// Text masks credentials in configuration text. Structure, comments and
+// line numbers are kept.
 func Text(s string) string {
-	s = secretTag.ReplaceAllString(s, "!secret${1}"+Masked)
-	s = userinfo.ReplaceAllString(s, "${1}${2}:"+Masked+"@")
-	s = hookPath.ReplaceAllString(s, "${1}"+Masked)
-	var b strings.Builder
-	last := 0
-	for _, m := range key.FindAllStringSubmatchIndex(s, -1) {
-		from := m[1]
-		if from < last || !redact.IsSecretKey(s[m[4]:m[5]]) {
-			continue
-		}
-		for from < len(s) && (s[from] == ' ' || s[from] == '\t') {
-			from++
-		}
-		// The value runs to the end of the line or to a comment (in a flow
-		// mapping, to the next , or }); on a line of prose that may be
-		// more than the value, which is fine.
-		before := strings.TrimRight(s[:m[4]], " \t\"'")
-		flow := strings.HasSuffix(before, "{") || strings.HasSuffix(before, ",")
-		to := from
-		for to < len(s) && s[to] != '\n' && !(s[to] == '#' && to > from && (s[to-1] == ' ' || s[to-1] == '\t')) &&
-			!(flow && (s[to] == ',' || s[to] == '}')) {
-			to++
-		}
-		value := strings.TrimRight(s[from:to], " \t\r")
-		if value == "" || value == Masked || strings.HasPrefix(value, "!secret") || strings.HasPrefix(value, "!env_var") ||
-			strings.HasPrefix(value, "!include") || value == "|" || value == ">" {
-			continue
-		}
-		b.WriteString(s[last:from])
-		b.WriteString(Masked)
-		last = from + len(value)
+	if s == "" {
+		return s
 	}
-	b.WriteString(s[last:])
-	return b.String()
+	t := &textScanner{s: s, lines: lineTable(s)}
+	t.scan()
+	if strings.IndexByte(s, ':') >= 0 {
+		structural(t)
+	}
+	for _, rule := range []func(string, func(int, int)){secretNames, envDefaults, userinfo, hookPaths, commandLines} {
+		rule(s, t.hide)
+	}
+	return render(s, t.spans)
 }
 
 // Value masks a scalar value that sits under key in structured data.
 func Value(key, value string) string {
-	if redact.IsSecretKey(key) && value != "" {
+	if IsSecretKey(key) && value != "" {
 		return Masked
 	}
 	return Text(value)
+}
+
+// EnvVarValue is the value of an !env_var tag as shown: the variable's
+// name, and its default (the rest, as Home Assistant's loader splits it)
+// masked.
+func EnvVarValue(v string) string {
+	f := strings.Fields(v)
+	switch len(f) {
+	case 0:
+		return v
+	case 1:
+		return f[0]
+	}
+	return f[0] + " " + Masked
 }

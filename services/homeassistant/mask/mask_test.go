@@ -23,7 +23,7 @@ func TestText(t *testing.T) {
 		{"key=value", "  db_url: x?user=a&password=b", "  db_url: x?user=a&password=***"},
 		{"prose", "Invalid config: password: x is wrong", "Invalid config: password: ***"},
 		{"harmless keys", "  name: Kitchen\n  entity_id: light.kitchen", "  name: Kitchen\n  entity_id: light.kitchen"},
-		{"block scalar indicator", "  password: |\n    x", "  password: |\n    x"},
+		{"block scalar", "  password: |\n    x", "  password: ***\n"},
 		{"line numbers kept", "a: 1\npassword: 2\nb: 3", "a: 1\npassword: ***\nb: 3"},
 		{"webhook trigger id", "    - platform: webhook\n      webhook_id: -Xk9_planted-id", "    - platform: webhook\n      webhook_id: ***"},
 		{"webhook id quoted", `      webhook_id: "garage-open-7f3a"  # from the phone`, `      webhook_id: ***  # from the phone`},

@@ -463,11 +463,21 @@ func merge(old, new *yaml.Node, key string) (*yaml.Node, error) {
 		return new, unmaskedCheck(new)
 	}
 	if old.Kind == yaml.AliasNode {
-		// An alias is kept only when unchanged; else the value is written out.
+		// An alias is kept when unchanged or sent back as it was shown
+		// (masked, when it stands for a credential); else the value is
+		// written out, without the anchor, which stays where it is.
 		if same(old.Alias, new) {
 			return old, nil
 		}
-		return merge(old.Alias, new, key)
+		m, err := merge(old.Alias, new, key)
+		if err != nil || m == old.Alias || same(m, old.Alias) {
+			return old, err
+		}
+		if m.Anchor != "" {
+			m = shallow(m)
+			m.Anchor = ""
+		}
+		return m, nil
 	}
 	if new.Kind == yaml.ScalarNode && isMask(new.Value) {
 		if old.Kind == yaml.ScalarNode {
@@ -482,8 +492,12 @@ func merge(old, new *yaml.Node, key string) (*yaml.Node, error) {
 	if old.Kind == yaml.ScalarNode && new.Kind == yaml.ScalarNode {
 		// The toolkit's redaction pass runs over every answer after ours,
 		// so the model may have seen either form.
-		if shown, ok := toJSON(old, key, 0).(string); ok && shown != old.Value &&
-			(new.Value == shown || new.Value == redact.New().String(shown)) {
+		sent := new.Value
+		if strings.HasPrefix(new.Tag, "!") && !strings.HasPrefix(new.Tag, "!!") {
+			sent = new.Tag + " " + new.Value // "!env_var NAME ***" as shown
+		}
+		if shown, ok := toJSON(old, key, 0, nil).(string); ok && shown != old.Value &&
+			(sent == shown || sent == redact.New().String(shown)) {
 			return old, nil
 		}
 	}
@@ -604,38 +618,61 @@ func scalarEqual(a, b *yaml.Node) bool {
 }
 
 // ToJSON turns an entry's node into JSON-ready values for the model, with
-// credentials masked: values under credential keys, user:password@ in
-// URLs, and the names behind !secret. HA's other tags show as
-// "!include file" and the like, which the model may send back as they are.
-func ToJSON(n *yaml.Node) any { return toJSON(n, "", 0) }
+// credentials masked: values under credential keys (Home Assistant's own
+// too: an alarm panel's code), user:password@ in URLs, the names behind
+// !secret, headers but harmless ones, and values an alias under a
+// credential key stands for. HA's other tags show as "!include file" and
+// the like, which the model may send back as they are.
+func ToJSON(n *yaml.Node) any { return toJSON(n, "", 0, mask.Secrets(n)) }
 
-func toJSON(n *yaml.Node, key string, depth int) any {
+// ToJSONIn is ToJSON for an entry of d: an alias anywhere in the file
+// that puts the entry's anchored value under a credential key hides it.
+func (d *Doc) ToJSONIn(n *yaml.Node) any { return toJSON(n, "", 0, d.secrets()) }
+
+// secrets are the nodes of the file that hold credentials (mask.Secrets).
+func (d *Doc) secrets() map[*yaml.Node]bool {
+	if d.root == nil {
+		return nil
+	}
+	return mask.Secrets(d.root)
+}
+
+// toJSON shows n, found under key; secrets are the nodes that hold
+// credentials (inside one, every value is masked and keys stay).
+func toJSON(n *yaml.Node, key string, depth int, secrets map[*yaml.Node]bool) any {
 	if depth > maxDepth {
 		return "…"
 	}
+	if secrets[n] {
+		secrets = everything
+	}
 	switch n.Kind {
 	case yaml.AliasNode:
-		return toJSON(n.Alias, key, depth+1)
+		return toJSON(n.Alias, key, depth+1, secrets)
 	case yaml.MappingNode:
 		out := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i].Value
-			out[k] = toJSON(n.Content[i+1], k, depth+1)
+			out[k] = toJSON(n.Content[i+1], k, depth+1, secrets)
 		}
 		return out
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
 		for _, c := range n.Content {
-			out = append(out, toJSON(c, key, depth+1))
+			out = append(out, toJSON(c, key, depth+1, secrets))
 		}
 		return out
 	case yaml.ScalarNode:
 		switch {
 		case n.Tag == "!secret":
 			return mask.SecretMasked
+		case n.Tag == "!env_var":
+			return n.Tag + " " + mask.EnvVarValue(n.Value)
+		case strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") && isEverything(secrets):
+			return n.Tag + " " + mask.Masked
 		case strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!"):
 			return n.Tag + " " + mask.Value(key, n.Value)
-		case redact.IsSecretKey(key) && n.Tag != "!!null":
+		case (mask.IsSecretKey(key) || isEverything(secrets)) && n.Tag != "!!null":
 			return mask.Masked
 		}
 		var v any
@@ -657,3 +694,8 @@ func toJSON(n *yaml.Node, key string, depth int) any {
 	}
 	return nil
 }
+
+// everything stands for "inside a credential": every value is masked.
+var everything = map[*yaml.Node]bool{nil: true}
+
+func isEverything(secrets map[*yaml.Node]bool) bool { return secrets[nil] }

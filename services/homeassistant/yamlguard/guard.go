@@ -22,10 +22,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/homeassistant/hass"
@@ -169,8 +169,9 @@ func (g *Guard) list(_ context.Context, in listArgs) (listResult, error) {
 	}
 	q := strings.ToLower(in.Query)
 	var all []listEntry
+	secrets := d.secrets()
 	for _, e := range d.Entries {
-		le := listEntry{ID: e.ID, Alias: field(e.Node, "alias"), Description: cut(field(e.Node, "description"), 120)}
+		le := listEntry{ID: e.ID, Alias: field(e.Node, "alias", secrets), Description: cut(field(e.Node, "description", secrets), 120)}
 		from, to := e.Lines()
 		le.Lines = fmt.Sprintf("%d-%d", from, to)
 		if q != "" && !strings.Contains(strings.ToLower(le.ID+"\n"+le.Alias+"\n"+le.Description), q) {
@@ -191,13 +192,13 @@ func (g *Guard) list(_ context.Context, in listArgs) (listResult, error) {
 }
 
 // field is a plain string value of a mapping, masked.
-func field(n *yaml.Node, key string) string {
+func field(n *yaml.Node, key string, secrets map[*yaml.Node]bool) string {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return ""
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key {
-			s, _ := toJSON(n.Content[i+1], key, 0).(string)
+			s, _ := toJSON(n.Content[i+1], key, 0, secrets).(string)
 			return s
 		}
 	}
@@ -232,12 +233,12 @@ func (g *Guard) entry(k Kind, id string) (*Doc, Snapshot, Entry, error) {
 
 func (g *Guard) get(_ context.Context, in entryArgs) (getResult, error) {
 	k := Kind(in.Kind)
-	_, _, e, err := g.entry(k, in.ID)
+	d, _, e, err := g.entry(k, in.ID)
 	if err != nil {
 		return getResult{}, err
 	}
 	from, to := e.Lines()
-	return getResult{Kind: k, File: k.File(), ID: e.ID, Lines: fmt.Sprintf("%d-%d", from, to), Config: ToJSON(e.Node)}, nil
+	return getResult{Kind: k, File: k.File(), ID: e.ID, Lines: fmt.Sprintf("%d-%d", from, to), Config: d.ToJSONIn(e.Node)}, nil
 }
 
 // maxSourceBytes bounds the text of one read_source answer.
@@ -256,13 +257,21 @@ type sourceResult struct {
 func fileOf(name string) File { return File(name + ".yaml") }
 
 // maskedLines reads f and masks it as one text (a value is judged with
-// its key), then splits it into lines.
+// its key and the lines around it), then splits it into lines, each
+// passed through the generic redaction the answer gets anyway: reads show
+// and searches see the same text, so no search can confirm what an
+// answer hides.
 func (g *Guard) maskedLines(f File) ([]string, error) {
 	s, err := g.dir.Read(f)
 	if err != nil {
 		return nil, err
 	}
-	return splitLines(mask.Text(string(s.Content))), nil
+	lines := splitLines(mask.Text(string(s.Content)))
+	var generic *redact.Redactor // every rule but known values
+	for i, l := range lines {
+		lines[i] = generic.String(l)
+	}
+	return lines, nil
 }
 
 func (g *Guard) readSource(_ context.Context, in sourceArgs) (sourceResult, error) {
@@ -517,14 +526,7 @@ func (g *Guard) preview(ctx context.Context, action string, k Kind, id string, s
 	if err := verify(k, id, content, new); err != nil {
 		return Preview{}, err
 	}
-	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(s.Content)), B: difflib.SplitLines(string(content)),
-		FromFile: "a/" + string(k.File()), ToFile: "b/" + string(k.File()), Context: 3,
-	})
-	if err != nil {
-		return Preview{}, toolerr.Wrap(toolerr.Internal, err, "cannot render the diff")
-	}
-	diff = mask.Text(diff)
+	diff := maskedDiff(k.File(), string(s.Content), string(content))
 	if len(diff) > maxDiffBytes {
 		return Preview{}, toolerr.New(toolerr.TooLarge, "the change's diff is larger than %d bytes; make it in smaller steps", maxDiffBytes)
 	}

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/redact"
 )
 
 // Tuliprox-specific redaction, on top of the toolkit's generic redactor
@@ -14,9 +16,13 @@ import (
 // get_config follows the seed's rules (§3.4) and goes further where the
 // seed admits gaps: it never returns a URL at all (provider URLs carry
 // Xtream credentials in their path, /live/<user>/<pass>/…), and masks
-// such paths in every string. Every other tool loses URL members (a
-// stream's provider URL, say) and has Xtream path credentials, URL
-// userinfo and credential query parameters masked in its strings.
+// such paths in every string, with or without a scheme; and it masks
+// every request header but a few harmless ones, since providers name
+// their credential headers as they like. Every other tool loses URL
+// members (a stream's provider URL, say) and has Xtream path credentials,
+// URL userinfo and credential query parameters masked in its strings.
+// Shapes every service shares (a proxy's user:pass@host:port without a
+// scheme, JWTs, bot tokens) are internal/redact's.
 
 // Mask replaces a secret value, as Tuliprox's own redaction does.
 const Mask = "********"
@@ -41,10 +47,15 @@ var credentialParams = map[string]bool{
 }
 
 // xtreamPath matches the credential segments of Xtream stream paths:
-// /live/<user>/<pass>/…, /movie/…, /series/…, /timeshift/…, and the
-// root form /<user>/<pass>/<id>.ts is caught by the URL rules (no URL
-// leaves get_config; other tools lose URL members).
+// /live/<user>/<pass>/…, /movie/…, /series/…, /timeshift/…; the root form
+// without a cluster is xtreamRoot's.
 var xtreamPath = regexp.MustCompile(`(?i)((?:^|/)(?:live|movie|movies|series|timeshift|hls|hlsr|m3u-stream|resource)/)([^/\s"'?#]+)/([^/\s"'?#]+)/`)
+
+// xtreamRoot matches Xtream's root stream form, host[:port]/<user>/<pass>/<id>
+// (with or without scheme or userinfo), where the path names no cluster:
+// the host must be a dotted name, an IP literal or carry a port, so a plain
+// "a/b/1" title is left alone.
+var xtreamRoot = regexp.MustCompile(`(?i)((?:^|[\s"'(=,;@]|://)(?:(?:[a-z0-9-]+\.)+[a-z0-9-]+(?::\d{1,5})?|[a-z0-9-]+:\d{1,5}|\[[0-9a-f:.]+\](?::\d{1,5})?)/)[^/\s"'?#]+/[^/\s"'?#]+/(\d+(?:\.[a-z0-9]{1,5})?(?:$|[?#\s"'<>),;]))`)
 
 // absURL matches an absolute URL inside free text.
 var absURL = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{1,15}://[^\s"'<>]+`)
@@ -63,6 +74,7 @@ func scrubString(s string) string {
 		return s
 	}
 	s = xtreamPath.ReplaceAllString(s, "${1}"+Mask+"/"+Mask+"/")
+	s = xtreamRoot.ReplaceAllString(s, "${1}"+Mask+"/"+Mask+"/${2}")
 	s = userinfo.ReplaceAllString(s, "${1}"+Mask+"@")
 	s = queryPair.ReplaceAllString(s, "${1}"+Mask)
 	return s
@@ -200,13 +212,53 @@ func isConfigSecretKey(k string) bool {
 	return false
 }
 
-// configMember masks secrets and user names and withholds URLs; the
-// order matters: "token_url" is a secret, not a URL.
+// maskHeaders masks the values of a headers member: Tuliprox's inputs and
+// downloads hold a map of name to value, its REST messaging a list of
+// "Name: value" lines. Only headers that never carry a credential keep
+// their value (through the string rules): providers put credentials under
+// names of their own (X-Auth, X-Line, …) that no list of words can know.
+func maskHeaders(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for name, val := range t {
+			if s, isString := val.(string); isString && redact.HarmlessHeader(name) {
+				out[name] = scrubConfigString(s)
+			} else {
+				out[scrubConfigString(name)] = Mask
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, line := range t {
+			l, _ := line.(string)
+			name, _, ok := strings.Cut(l, ":")
+			switch {
+			case !ok:
+				out[i] = Mask
+			case redact.HarmlessHeader(name):
+				out[i] = scrubConfigString(l)
+			default:
+				out[i] = scrubConfigString(name) + ": " + Mask
+			}
+		}
+		return out
+	case nil:
+		return nil
+	}
+	return Mask
+}
+
+// configMember masks secrets, user names and header values and withholds
+// URLs; the order matters: "token_url" is a secret, not a URL.
 func configMember(k string, val any) (fate, any) {
 	lk := strings.ToLower(k)
 	switch {
 	case isConfigSecretKey(k):
 		return replaceValue, Mask
+	case lk == "headers" && !emptyValue(val):
+		return replaceValue, maskHeaders(val)
 	case (lk == "username" || lk == "user") && !emptyValue(val) && !container(val):
 		return replaceValue, Mask
 	case isURLKey(k) && !emptyValue(val):
