@@ -111,6 +111,9 @@ func New(cfg Config) (*Client, error) {
 	// Frigate's reasons are redacted with the password and token too: the
 	// password travels in a login body, not in a header.
 	cfg.Upstream.Secrets = append(slices.Clone(cfg.Upstream.Secrets), cfg.Password, cfg.Token)
+	if cfg.Upstream.Reason == nil {
+		cfg.Upstream.Reason = reason
+	}
 	up, err := upstream.New(cfg.Upstream)
 	if err != nil {
 		return nil, err
@@ -244,6 +247,11 @@ func (c *Client) login(ctx context.Context, stale uint64) (string, uint64, error
 		// call, which would trip Frigate's login rate limit.
 		c.rejected = true
 		return "", 0, credentialsRejected()
+	case s == http.StatusNotFound:
+		// Frigate with auth.enabled: false answers its login route 404
+		// "Authentication is disabled" (frigate/api/auth.py).
+		return "", 0, upstream.Explain(toolerr.Wrap(toolerr.AuthFailed, resp.StatusError(),
+			"Frigate has no login (HTTP 404 on /api/login: its authentication is off); run the service without credentials (FRIGATE_TRUSTED_UNAUTHENTICATED=true, on a trusted network) or turn Frigate's auth on"))
 	case s < 200 || s > 299:
 		return "", 0, upstream.Explain(toolerr.Wrap(toolerr.CodeOf(resp.Err()), resp.StatusError(), "Frigate's login failed (HTTP %d); try again later", s))
 	}
@@ -260,4 +268,15 @@ func (c *Client) login(ctx context.Context, stale uint64) (string, uint64, error
 func credentialsRejected() error {
 	return toolerr.Wrap(toolerr.AuthFailed, ErrCredentialsRejected,
 		"Frigate rejected the configured username or password; the service will not try them again: fix the secret and restart the service")
+}
+
+// reason is Frigate's explanation of a refused request, except a 403's:
+// require_camera_access (frigate/api/auth.py) answers "Access denied to
+// camera 'x'. Allowed: [...]", naming every camera the account's role may
+// see — a list wider than the service's camera scope.
+func reason(status int, header http.Header, body []byte) string {
+	if status == http.StatusForbidden {
+		return ""
+	}
+	return upstream.DefaultReason(status, header, body)
 }

@@ -447,7 +447,12 @@ func TestLoginFailures(t *testing.T) {
 		status     int
 		want       toolerr.Code
 		remembered bool
+		// says: the message names what to do.
+		says string
 	}{
+		// frigate/api/auth.py: with auth.enabled false, POST /api/login
+		// answers 404 "Authentication is disabled".
+		{name: "authentication disabled (404)", status: http.StatusNotFound, want: toolerr.AuthFailed, says: "FRIGATE_TRUSTED_UNAUTHENTICATED"},
 		{name: "wrong password (401)", password: "wrong-password-123", want: toolerr.AuthFailed, remembered: true},
 		{name: "forbidden (403)", status: http.StatusForbidden, want: toolerr.AuthFailed, remembered: true},
 		{name: "bad request (400)", status: http.StatusBadRequest, want: toolerr.AuthFailed, remembered: true},
@@ -469,6 +474,9 @@ func TestLoginFailures(t *testing.T) {
 			for i := 0; i < calls; i++ {
 				err := get(t, c)
 				wantCode(t, err, tc.want)
+				if tc.says != "" && !strings.Contains(toolerr.MessageOf(err), tc.says) {
+					t.Errorf("message %q does not name %s", toolerr.MessageOf(err), tc.says)
+				}
 				if got := errors.Is(err, client.ErrCredentialsRejected); got != tc.remembered {
 					t.Errorf("call %d: errors.Is(ErrCredentialsRejected) = %v", i, got)
 				}

@@ -32,6 +32,11 @@ func TestFrigatesReasonReachesTheResult(t *testing.T) {
 		{"a traceback", http.StatusInternalServerError, "text/plain",
 			"peewee.OperationalError: database is locked\nTraceback (most recent call last):\n  File \"/opt/frigate/frigate/api/event.py\"",
 			"upstream_unavailable", `Frigate said: "peewee.OperationalError: database is locked"`, []string{"Traceback", "event.py"}},
+		// require_camera_access's 403 names every camera the account's
+		// role may see, a list wider than the service's camera scope.
+		{"a camera refused to the role", http.StatusForbidden, "application/json",
+			`{"detail":"Access denied to camera 'front_door'. Allowed: [garden pool_area]"}`,
+			"forbidden", "HTTP 403", []string{"said", "pool_area", "Allowed"}},
 		{"an HTML page", http.StatusBadGateway, "text/html", "<html><body>nginx " + errorBody + "</body></html>",
 			"upstream_unavailable", "", []string{"said", "nginx", errorBody}},
 	}
