@@ -444,9 +444,9 @@ mint_token() { # mint_token NAME GROUP [user=jwt]: a new client token in $minted
 has_token() { [ -f "$tokens" ] && grep -q "^sha256:[^ ]* $1 " "$tokens"; }
 
 # A real install keeps no demo credential: the demo's admin token (every
-# service, no end user, printed on a screen) goes, and the gateway is
-# restarted below so it no longer accepts it.
-demo_token_removed=false
+# service, no end user, printed on a screen) goes. The gateway follows the
+# tokens file while it runs (within a second; docs/services/gateway.md), so
+# nothing is restarted for it, and nothing depends on this run finishing.
 if ! $demo && has_token demo-admin; then
 	if $dry_run; then
 		say "would remove the demo's admin token (demo-admin) from $tokens"
@@ -454,7 +454,7 @@ if ! $demo && has_token demo-admin; then
 		remaining_tokens=$(grep -v "^sha256:[^ ]* demo-admin " "$tokens" || true)
 		# Written in place: the file keeps its owner and mode.
 		if [ -n "$remaining_tokens" ]; then printf '%s\n' "$remaining_tokens" >"$tokens"; else : >"$tokens"; fi
-		demo_token_removed=true
+		say "removed the demo's admin token (demo-admin) from $tokens: the gateway refuses it from now on"
 	fi
 fi
 first_token=""
@@ -599,11 +599,6 @@ fi
 
 say "== starting; waiting until every container is healthy"
 run compose up -d --wait --wait-timeout 180
-if $demo_token_removed; then
-	say "removed the demo's admin token (demo-admin) from $tokens; restarting the gateway so it is refused"
-	run compose restart gateway
-	run compose up -d --wait --wait-timeout 180
-fi
 
 # --- readiness -----------------------------------------------------------------
 # Healthy means the process serves; ready means its upstream answers and

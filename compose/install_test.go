@@ -651,8 +651,7 @@ func TestInstallDemoTokens(t *testing.T) {
 	}
 
 	// A real install afterwards removes the demo's admin token, keeps the
-	// file's other lines and its mode, and restarts the gateway so the
-	// token is refused; the next run has nothing to remove.
+	// file's other lines and its mode; the next run has nothing to remove.
 	path := filepath.Join(dir, "secrets", "gateway", "client_tokens")
 	before, err := os.Stat(path)
 	if err != nil {
@@ -673,10 +672,12 @@ func TestInstallDemoTokens(t *testing.T) {
 	if strings.TrimSpace(string(after)) != strings.Join(want, "\n") || len(want) != 1 || st.Mode() != before.Mode() {
 		t.Errorf("after a real install the tokens file (mode %v, was %v) reads:\n%s\nwant only:\n%s", st.Mode(), before.Mode(), after, strings.Join(want, "\n"))
 	}
-	if !strings.Contains(r.log, "restart gateway") || !strings.Contains(r.out, "removed the demo's admin token") {
-		t.Errorf("the gateway was not restarted, or the removal not said:\n%s\n%s", r.out, r.log)
+	// The gateway follows the file (services/gateway/auth.TokenFile):
+	// nothing is restarted for it, so nothing hangs on this run finishing.
+	if strings.Contains(r.log, "restart") || !strings.Contains(r.out, "removed the demo's admin token") {
+		t.Errorf("the gateway was restarted, or the removal not said:\n%s\n%s", r.out, r.log)
 	}
-	if r := runInstall(t, dir, nil); strings.Contains(r.log, "restart gateway") || strings.Contains(r.out, "demo-admin") {
+	if r := runInstall(t, dir, nil); strings.Contains(r.log, "restart") || strings.Contains(r.out, "demo-admin") {
 		t.Errorf("a second real install removed something again:\n%s\n%s", r.out, r.log)
 	}
 }

@@ -33,8 +33,8 @@ var GatewayModule = fx.Module("gateway",
 	}),
 )
 
-// ServeModule starts the public and admin listeners and the tool refresh
-// loop, and stops them gracefully.
+// ServeModule starts the public and admin listeners, the tool refresh
+// loop and the tokens file's reload, and stops them gracefully.
 var ServeModule = fx.Module("serve",
 	fx.Invoke(func(lc fx.Lifecycle, cfg Config, g *Gateway, log *slog.Logger) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -59,6 +59,9 @@ var ServeModule = fx.Module("serve",
 					}()
 				}
 				go g.Router.Run(ctx, cfg.RefreshInterval)
+				if g.Tokens != nil {
+					go g.Tokens.Run(ctx)
+				}
 				return nil
 			},
 			OnStop: func(stop context.Context) error {
