@@ -674,28 +674,66 @@ may_use() {
 		case $allowed in *" * "* | *" $s "*) echo "$s" ;; esac
 	done
 }
+# Which endpoints show each client token tools, asked of the running
+# gateway after the switch (`gateway endpoints list --refresh`: it reads
+# every service's tools again first, then lists per client what its own
+# tools/list shows): an endpoint whose service has nothing configured
+# behind it (/mcp/radarr with only Sonarr set) is not printed. Lines of
+# CLIENT GROUPS ENDPOINT TOOLS in $listed; when the gateway cannot be
+# asked, $listed_ok stays false and the endpoints the policy's groups allow
+# are printed instead, said so.
+listed="" listed_ok=false
+ask_endpoints() {
+	local out="" _
+	$dry_run && return 0
+	for _ in 1 2 3 4 5; do
+		if out=$(compose exec -T gateway /app endpoints list --refresh 2>&1); then
+			listed=$(printf '%s\n' "$out" | awk 'NR > 1 && NF == 4')
+			listed_ok=true
+			return 0
+		fi
+		# Only a gateway not listening yet is worth waiting for.
+		case $out in *"cannot reach the admin API"*) sleep 2 ;; *) break ;; esac
+	done
+	say "note: could not ask the gateway which endpoints have tools ($(printf '%s\n' "$out" | tail -n 1)); listing the endpoints of the services each group may use instead"
+}
+client_endpoints() { # client_endpoints NAME: the endpoints that show client NAME tools
+	printf '%s\n' "$listed" | awk -v c="$1" '$1 == c { print $3 }'
+}
+listed_clients() { # listed_clients: every client the gateway listed, with its groups
+	printf '%s\n' "$listed" | awk 'NF == 4 && !seen[$1]++ { print $1, $2 }'
+}
 # print_token NAME GROUP TOKEN LINE...: a new token (this is the one place
-# it is shown), what it is for, and the endpoints its group may use.
+# it is shown), what it is for, and the endpoints that show it tools.
 print_token() {
-	local name=$1 group=$2 token=$3 line e allowed denied
+	local name=$1 group=$2 token=$3 line e allowed denied all
 	shift 3
 	say ""
 	say "Client token $name, group $group (shown once; it is stored only as a hash):"
 	say "  $token"
 	for line in "$@"; do say "  $line"; done
-	mapfile -t allowed < <(may_use "$group")
-	say "  Its MCP URLs (the services group $group may use; /mcp/discover finds their tools on demand):"
-	for e in $(endpoints_of "${allowed[@]}") discover; do say "    http://gateway:8080/mcp/$e"; done
+	if $listed_ok; then
+		mapfile -t allowed < <(client_endpoints "$name")
+		mapfile -t all < <(printf '%s\n' "$listed" | awk 'NF == 4 { print $3 }' | sort -u)
+		say "  Its MCP URLs (the endpoints with tools for it; /mcp/discover finds them on demand):"
+	else
+		# shellcheck disable=SC2046 # one service name a word
+		mapfile -t allowed < <(endpoints_of $(may_use "$group") | tr ' ' '\n')
+		mapfile -t all < <(endpoints_of "${services[@]}" | tr ' ' '\n')
+		say "  Its MCP URLs (the services group $group may use; /mcp/discover finds their tools on demand):"
+	fi
+	for e in "${allowed[@]}" discover; do [ -n "$e" ] && say "    http://gateway:8080/mcp/$e"; done
 	denied=()
-	for e in "${services[@]}"; do
+	for e in "${all[@]}"; do
+		[ -n "$e" ] || continue
 		printf '%s\n' "${allowed[@]}" | grep -qxF "$e" || denied+=("$e")
 	done
 	if [ ${#denied[@]} -gt 0 ]; then
-		# shellcheck disable=SC2046 # one endpoint name a word
-		say "  Not for this token (they would list no tools): $(printf '/mcp/%s ' $(endpoints_of "${denied[@]}"))"
+		say "  Not for this token (they would list no tools): $(printf '/mcp/%s ' "${denied[@]}")"
 	fi
 }
 
+ask_endpoints
 say ""
 if [ "$not_ready" -gt 0 ]; then
 	say "toolgate is up, but $not_ready service(s) are not ready (see readiness above): fix the setting each names"
@@ -706,7 +744,14 @@ fi
 say "MCP URLs (Streamable HTTP) are reachable from containers on the $network network."
 [ -n "$publish" ] && say "On this host the same paths are under http://$publish/mcp/…"
 [ -n "$approvals" ] && say "Approval page: http://$approvals/approvals/ (sign in with $secrets_dir/gateway/admin_token)"
-if [ -z "$first_token$demo_token" ]; then
+if [ -z "$first_token$demo_token" ] && $listed_ok; then
+	say "The endpoints with tools for each client token ($tokens), as http://gateway:8080/mcp/<name>:"
+	while read -r c g; do
+		list=$(client_endpoints "$c" | paste -sd ' ' -)
+		say "  $c (groups $g): ${list:-none (its groups allow none of the running services)}"
+	done < <(listed_clients)
+	say "  every service, found on demand: http://gateway:8080/mcp/discover"
+elif [ -z "$first_token$demo_token" ]; then
 	for e in $(endpoints_of "${services[@]}"); do say "  one service:   http://gateway:8080/mcp/$e"; done
 	say "  every service, found on demand: http://gateway:8080/mcp/discover"
 	say "A client sees only what its token's groups may use (policies/data/toolgate/groups.json)."

@@ -37,6 +37,12 @@ compose)
 	config) printf '%s\n' $FAKE_ACTIVE ;;
 	ps) printf '%s\n' $FAKE_RUNNING ;;
 	exec)
+		if [ "$5" = endpoints ]; then
+			# The gateway's endpoint listing; unset: no gateway to ask.
+			[ -n "${FAKE_ENDPOINTS:-}" ] || { echo "service \"gateway\" is not running" >&2; exit 1; }
+			printf 'CLIENT  GROUPS  ENDPOINT  TOOLS\n%s\n' "$FAKE_ENDPOINTS"
+			exit 0
+		fi
 		var=FAKE_READY_${3//-/_}
 		msg=${!var:-ready}
 		printf '%s\n' "$msg"
@@ -274,7 +280,7 @@ func TestInstallSwitchesAndReadiness(t *testing.T) {
 			t.Errorf("install.sh did not print %q:\n%s", want, r.out)
 		}
 	}
-	for _, notExec := range []string{"exec -T gateway", "exec -T policy", "exec -T searxng"} {
+	for _, notExec := range []string{"exec -T gateway /app readycheck", "exec -T policy", "exec -T searxng"} {
 		if strings.Contains(r.log, notExec) {
 			t.Errorf("install.sh ran %q: that container has no readiness of its own", notExec)
 		}
@@ -976,5 +982,59 @@ func TestInstallSecretsDirFromEnvironment(t *testing.T) {
 	r = runInstall(t, dir, map[string]string{"TOOLGATE_SECRETS_DIR": fromEnv}, "--secrets", fromFlag)
 	if r.env["TOOLGATE_SECRETS_DIR"] != fromFlag {
 		t.Errorf("--secrets with TOOLGATE_SECRETS_DIR set: .env TOOLGATE_SECRETS_DIR=%q, want %q", r.env["TOOLGATE_SECRETS_DIR"], fromFlag)
+	}
+}
+
+// install.sh prints the endpoints the running gateway says show each
+// token tools (gateway endpoints list --refresh, asked after the switch),
+// not every endpoint of every running service: with only Sonarr set up,
+// no /mcp/radarr or /mcp/prowlarr, which would list no tools. A re-run
+// lists each client's endpoints. When the gateway cannot be asked it
+// says so and falls back to the services the groups may use.
+func TestInstallPrintsOnlyEndpointsWithTools(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "secrets"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "secrets", "arr.env"), []byte("SONARR_URL=https://sonarr.lan\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake := map[string]string{
+		"FAKE_RUNNING":   "gateway policy web arr searxng",
+		"FAKE_ENDPOINTS": "openwebui  users  sonarr  12\nopenwebui  users  web  3\nnas-box  nas  web  3",
+	}
+	r := runInstall(t, dir, fake)
+	if !regexp.MustCompile(`(?m)^compose .* exec -T gateway /app endpoints list --refresh$`).MatchString(r.log) {
+		t.Errorf("install.sh did not ask the gateway for its endpoints:\n%s", r.log)
+	}
+	if up, ask := strings.Index(r.log, " up -d"), strings.Index(r.log, "endpoints list"); ask < up {
+		t.Error("the endpoints were asked for before the switch")
+	}
+	tok := printedTokens(t, r.out)["openwebui"]
+	if want := []string{"discover", "sonarr", "web"}; !slices.Equal(tok.endpoints, want) {
+		t.Errorf("openwebui's URLs %v, want %v:\n%s", tok.endpoints, want, r.out)
+	}
+	for _, gone := range []string{"/mcp/radarr", "/mcp/prowlarr", "/mcp/arr"} {
+		if strings.Contains(r.out, gone) {
+			t.Errorf("install.sh prints %s, which lists no tools:\n%s", gone, r.out)
+		}
+	}
+
+	// A re-run prints no token: each client's endpoints instead.
+	r = runInstall(t, dir, fake)
+	for _, want := range []string{"  openwebui (groups users): sonarr web", "  nas-box (groups nas): web", "http://gateway:8080/mcp/discover"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("the re-run does not print %q:\n%s", want, r.out)
+		}
+	}
+	if strings.Contains(r.out, "radarr") || strings.Contains(r.out, "prowlarr") {
+		t.Errorf("the re-run prints endpoints without tools:\n%s", r.out)
+	}
+
+	// No gateway to ask: said, and the groups' services printed.
+	delete(fake, "FAKE_ENDPOINTS")
+	r = runInstall(t, dir, fake)
+	if !strings.Contains(r.out, "could not ask the gateway which endpoints have tools (service \"gateway\" is not running)") || !strings.Contains(r.out, "one service:   http://gateway:8080/mcp/sonarr") {
+		t.Errorf("without the gateway's listing install.sh does not say so or falls back wrongly:\n%s", r.out)
 	}
 }

@@ -153,6 +153,7 @@ type handler struct {
 	tickets TicketStore
 	pins    PinStore
 	events  Events
+	catalog Catalog
 	log     *slog.Logger
 	mux     *http.ServeMux
 }
@@ -160,7 +161,7 @@ type handler struct {
 // NewHandler returns the admin API. token must be at least MinTokenLen bytes
 // (surrounding white space, such as a file's trailing newline, is ignored);
 // only its SHA-256 digest is kept. ev and logger may be nil.
-func NewHandler(token []byte, t TicketStore, p PinStore, ev Events, logger *slog.Logger) (http.Handler, error) {
+func NewHandler(token []byte, t TicketStore, p PinStore, ev Events, logger *slog.Logger, opts ...Option) (http.Handler, error) {
 	token = bytes.TrimSpace(token)
 	if len(token) < MinTokenLen {
 		return nil, fmt.Errorf("admin token is too short: need at least %d bytes", MinTokenLen)
@@ -172,6 +173,10 @@ func NewHandler(token []byte, t TicketStore, p PinStore, ev Events, logger *slog
 		logger = slog.New(slog.DiscardHandler)
 	}
 	h := &handler{digest: sha256.Sum256(token), tickets: t, pins: p, events: ev, log: logger, mux: http.NewServeMux()}
+	for _, o := range opts {
+		o(h)
+	}
+	h.routeCatalog()
 	h.route("GET", "/admin/tickets", h.listTickets)
 	h.route("GET", "/admin/tickets/{id}", h.showTicket)
 	h.route("POST", "/admin/tickets/{id}/approve", h.decide("approved", t.Approve))

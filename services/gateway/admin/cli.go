@@ -30,7 +30,9 @@ const Usage = `usage:
   pins list                         definitions withheld because they changed, each with its diff
   pins show SERVICE TOOL            one withheld definition in full, with its diff
   pins accept SERVICE TOOL HASH     accept the definition you reviewed (HASH as list/show print it)
-                                    TOOL is @instructions for a service's instructions`
+                                    TOOL is @instructions for a service's instructions
+  endpoints list [--refresh]        per client token, the endpoints (/mcp/<name>) that show it tools
+                                    (--refresh: read every service's tools again first)`
 
 // Errors of CLI.Run; check them with errors.Is.
 var (
@@ -87,6 +89,8 @@ func (c *CLI) Run(ctx context.Context, args []string) error {
 		return c.showPin(ctx, args[2:])
 	case "pins accept":
 		return c.acceptPin(ctx, args[2:])
+	case "endpoints list":
+		return c.listEndpoints(ctx, args[2:])
 	}
 	return usageError(fmt.Sprintf("unknown subcommand %q", display(strings.Join(args[:2], " "))))
 }

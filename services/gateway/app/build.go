@@ -201,9 +201,10 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	// Backends and the admin API refresh services through r; the router
 	// they refresh is built after them.
 	r := &lazyRefresh{}
+	cat := &catalog{toolsets: cfg.Toolsets}
 	var onPending func(tickets.Ticket)
 	if len(cfg.AdminToken) > 0 {
-		if onPending, err = g.buildApprovals(cfg, auditLog, o, r.refresh); err != nil {
+		if onPending, err = g.buildApprovals(cfg, auditLog, o, r.refresh, cat); err != nil {
 			return nil, err
 		}
 	}
@@ -250,6 +251,7 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 		}
 		clients = g.Tokens
 	}
+	cat.router, cat.tokens = g.Router, clients
 	authn, err := auth.NewAuthenticator(clients, cfg.AllowedOrigins, users, o.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)

@@ -42,6 +42,8 @@ const Usage = `usage: gateway [serve]                 run the gateway (configure
        gateway approvals list|show|approve|deny …   decide tickets that need a person (admin API)
        gateway pins list|show SERVICE TOOL|accept SERVICE TOOL HASH
                                         review and accept changed tool definitions and instructions (admin API)
+       gateway endpoints list [--refresh]
+                                        per client token, the endpoints that show it tools (admin API; install.sh prints them)
        gateway stdio                    bridge stdin/stdout to the gateway for desktop MCP clients
        gateway healthcheck              probe the local gateway (container HEALTHCHECK)`
 
@@ -113,7 +115,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		fmt.Fprintf(stdout, "%s\n", key)
 		return nil
-	case "approvals", "pins":
+	case "approvals", "pins", "endpoints":
 		l := config.FromEnv()
 		base := l.String(EnvAdminURL, "http://127.0.0.1:8081")
 		token := l.Secret(EnvAdminToken)
