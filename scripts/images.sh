@@ -5,6 +5,8 @@
 # certificates and a non-root user.
 #
 #   scripts/images.sh            build every image, tagged toolgate/<name>:${TOOLGATE_TAG:-local}
+#                                (install.sh sets TOOLGATE_TAG to its compose project, so two
+#                                checkouts installed as two projects never share an image)
 #   scripts/images.sh gateway    build only the named ones
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,4 +53,4 @@ for name in "${names[@]}"; do
 		exit 1
 	}
 done
-docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep '^toolgate/' | sort
+docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep "^toolgate/[^:]*:$tag " | sort
