@@ -764,6 +764,11 @@ switch_failed() {
 		restore_tokens
 		die "no earlier stack of project $project to go back to: fix the cause and run ./install.sh again (./install.sh --down stops what started)"
 	fi
+	if [ "$prev_env" = "$env_content" ]; then
+		# The same settings as before: nothing to go back to but this.
+		restore_tokens
+		die "the settings are those of the last run, so there is no other stack to go back to: fix the cause and run ./install.sh again"
+	fi
 	say "== putting the previous stack back"
 	printf '%s\n' "$prev_env" >"$env_file"
 	restore_tokens

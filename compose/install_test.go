@@ -1427,3 +1427,18 @@ func TestInstallTagsImagesPerProject(t *testing.T) {
 		t.Errorf("TOOLGATE_TAG=v1 given: .env TOOLGATE_TAG=%q", r.env["TOOLGATE_TAG"])
 	}
 }
+
+// A re-run with the settings of the last one has no other stack to go
+// back to: a failed start says so instead of starting the same again.
+func TestInstallFailedRerunDoesNotStartTheSameTwice(t *testing.T) {
+	dir := t.TempDir()
+	runInstall(t, dir, nil)
+	fake := map[string]string{"FAKE_PS": "gateway policy web searxng", "FAKE_UP_ERROR": "container toolgate-web-1 is unhealthy", "FAKE_STATUS": "web: Up 1 minute (unhealthy)"}
+	r, err := tryInstall(t, dir, fake)
+	if err == nil || !strings.Contains(r.stderr, "the settings are those of the last run") || !strings.Contains(r.stderr, "  web: Up 1 minute (unhealthy)") {
+		t.Fatalf("a failed re-run: %v\n%s", err, r.stderr)
+	}
+	if n := strings.Count(r.log, " up -d --wait"); n != 1 {
+		t.Errorf("started %d times, want once:\n%s", n, r.log)
+	}
+}
