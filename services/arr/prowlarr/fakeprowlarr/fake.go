@@ -115,7 +115,7 @@ func category(id int, name string) map[string]any {
 func (s *Server) indexerList() []map[string]any {
 	disabledTill := started.Add(90 * 24 * time.Hour).Format(time.RFC3339)
 	mk := func(id int, name, impl, def, protocol, privacy string, enable bool, prio int, fields []map[string]any, urls []string, status map[string]any) map[string]any {
-		return map[string]any{
+		ix := map[string]any{
 			"id": id, "name": name, "fields": fields, "implementationName": impl, "implementation": impl,
 			"configContract": impl + "Settings", "infoLink": "https://wiki.servarr.com/prowlarr/supported-indexers",
 			"tags": []int{}, "indexerUrls": urls, "legacyUrls": []string{}, "definitionName": def,
@@ -123,13 +123,19 @@ func (s *Server) indexerList() []map[string]any {
 			"enable": enable, "redirect": false, "supportsRss": true, "supportsSearch": true,
 			"supportsRedirect": false, "supportsPagination": false, "appProfileId": 1,
 			"protocol": protocol, "privacy": privacy, "priority": prio, "downloadClientId": 0,
-			"added": started.Add(-400 * 24 * time.Hour).Format(time.RFC3339), "status": status, "sortName": strings.ToLower(name),
+			"added": started.Add(-400 * 24 * time.Hour).Format(time.RFC3339), "sortName": strings.ToLower(name),
 			"capabilities": map[string]any{
 				"id": 0, "limitsMax": 100, "limitsDefault": 100, "supportsRawSearch": false,
 				"categories":   []any{category(2000, "Movies"), category(5000, "TV")},
 				"searchParams": []string{"q"}, "tvSearchParams": []string{"q", "season", "ep"}, "movieSearchParams": []string{"q", "imdbId"},
 			},
 		}
+		// Prowlarr leaves null properties out (STJson: WhenWritingNull),
+		// so an indexer without failures has no status at all.
+		if status != nil {
+			ix["status"] = status
+		}
+		return ix
 	}
 	return []map[string]any{
 		mk(1, "NZBgeek", "Newznab", "nzbgeek", "usenet", "private", true, 25, []map[string]any{

@@ -218,7 +218,7 @@ func (s *Server) releaseResource(n, movieID int, m map[string]any, rel release) 
 		"tmdbId": m["tmdbId"], "imdbId": 0, "rejections": rejections,
 		"publishDate": s.now.AddDate(0, 0, -30*n).Format(time.RFC3339), "commentUrl": "", "downloadUrl": dl,
 		"infoUrl": rel.guid, "movieRequested": true, "downloadAllowed": rel.downloadAllowed, "releaseWeight": n,
-		"edition": "", "protocol": rel.protocol, "indexerFlags": []string{}, "movieId": movieID, "downloadClientId": nil,
+		"edition": "", "protocol": rel.protocol, "indexerFlags": []string{}, "movieId": movieID,
 	}
 	if rel.protocol == "torrent" {
 		out["magnetUrl"] = "magnet:?xt=urn:btih:" + fmt.Sprintf("%040d", n) + "&tr=" + url.QueryEscape("https://tracker.example/announce/"+TrackerPasskey)
