@@ -770,6 +770,11 @@ func (v *V1) deleteSchedule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Store.Schedules = slices.DeleteFunc(v.Store.Schedules, func(x *Schedule) bool { return x == s })
+	// ErsatzTV's data model deletes the playouts of the schedule with it
+	// (ProgramScheduleConfiguration: Playouts OnDelete Cascade).
+	v.Store.Playouts = slices.DeleteFunc(v.Store.Playouts, func(p *Playout) bool {
+		return p.ProgramScheduleID != nil && *p.ProgramScheduleID == s.ID
+	})
 	w.WriteHeader(http.StatusNoContent)
 }
 

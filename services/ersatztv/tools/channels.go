@@ -174,7 +174,21 @@ func (s *Service) updateChannel(ctx context.Context, in updateChannelArgs) (Plan
 
 // playoutOf finds the playout of a channel by paging through the playouts.
 func (s *Service) playoutOf(ctx context.Context, channelID int) (map[string]any, error) {
+	found, err := s.playoutsWhere(ctx, true, func(p map[string]any) bool {
+		n, ok := p["channelId"].(float64)
+		return ok && int(n) == channelID
+	})
+	if err != nil || len(found) == 0 {
+		return nil, err
+	}
+	return found[0], nil
+}
+
+// playoutsWhere pages through the playouts and returns those match
+// accepts (only the first when first is set).
+func (s *Service) playoutsWhere(ctx context.Context, first bool, match func(map[string]any) bool) ([]map[string]any, error) {
 	const maxPages = 50
+	var out []map[string]any
 	for num := 0; num < maxPages; num++ {
 		q := url.Values{"pageNum": {itoa(num)}, "pageSize": {itoa(pageCap)}}
 		var page struct {
@@ -185,15 +199,18 @@ func (s *Service) playoutOf(ctx context.Context, channelID int) (map[string]any,
 			return nil, err
 		}
 		for _, p := range page.Page {
-			if n, ok := p["channelId"].(float64); ok && int(n) == channelID {
-				return p, nil
+			if match(p) {
+				out = append(out, p)
+				if first {
+					return out, nil
+				}
 			}
 		}
 		if (num+1)*pageCap >= page.TotalCount || len(page.Page) == 0 {
-			return nil, nil
+			return out, nil
 		}
 	}
-	return nil, toolerr.New(toolerr.TooLarge, "more than %d playouts; cannot find the channel's playout", maxPages*pageCap)
+	return nil, toolerr.New(toolerr.TooLarge, "more than %d playouts; cannot look through them all", maxPages*pageCap)
 }
 
 func (s *Service) resetPlayout(ctx context.Context, in idArgs) (Plan, error) {
@@ -295,8 +312,37 @@ func (s *Service) scheduleWrites() []toolkit.Tool {
 				return Plan{Action: "create schedule " + in.Name, Request: s.request(http.MethodPost, body, "schedules")}, nil
 			}),
 		writeTool(s, "ersatztv_update_schedule", "Change schedule settings; all others are kept. clear empties padToNearestMinute.", updates, s.updateSchedule),
-		writeTool(s, "ersatztv_delete_schedule", "Delete a schedule.", destructive, s.deleteTarget("schedule", "schedules", "name")),
+		writeTool(s, "ersatztv_delete_schedule", "Delete a schedule and every playout using it; the preview lists those channels.", destructive, s.deleteSchedule),
 	}
+}
+
+// deleteSchedule previews a schedule's delete with what goes with it.
+// ErsatzTV's data model (ProgramScheduleConfiguration: Items, Playouts
+// and ProgramScheduleAlternates OnDelete Cascade) deletes every playout
+// whose schedule it is, so those channels are left without one.
+func (s *Service) deleteSchedule(ctx context.Context, in idArgs) (Plan, error) {
+	cur, err := s.current(ctx, "schedule", "schedules", itoa(in.ID))
+	if err != nil {
+		return Plan{}, err
+	}
+	name, _ := cur["name"].(string)
+	// Playout rows name their schedule; schedule names are unique
+	// (ProgramScheduleConfiguration: a unique index on Name).
+	using, err := s.playoutsWhere(ctx, false, func(p map[string]any) bool { return name != "" && p["scheduleName"] == name })
+	if err != nil {
+		return Plan{}, err
+	}
+	lost := make([]map[string]any, 0, len(using))
+	for _, p := range using {
+		lost = append(lost, summary(p, "id", "channelId", "channelNumber", "channelName"))
+	}
+	note := "ErsatzTV's database deletes with the schedule its items and alternates (cascade)"
+	if len(lost) > 0 {
+		note = fmt.Sprintf("ErsatzTV's database deletes with the schedule its items, its alternates and the %d playout(s) that use it (cascade): those channels are left without a playout until one is created", len(lost))
+	}
+	return Plan{Action: fmt.Sprintf("delete schedule %d", in.ID), Target: summary(cur, "id", "name"),
+		Request: s.request(http.MethodDelete, nil, "schedules", itoa(in.ID)), Notes: []string{note},
+		Extra: map[string]any{"playoutsDeleted": lost}}, nil
 }
 
 func (s *Service) updateSchedule(ctx context.Context, in updateScheduleArgs) (Plan, error) {

@@ -74,7 +74,7 @@ func (s *Service) collectionWrites() []toolkit.Tool {
 				return Plan{Action: "create collection " + in.Name, Request: s.request(http.MethodPost, map[string]any{"name": in.Name}, "collections")}, nil
 			}),
 		writeTool(s, "ersatztv_update_collection", "Rename a collection or set useCustomPlaybackOrder; the other is kept.", updates, s.updateCollection),
-		writeTool(s, "ersatztv_delete_collection", "Delete a collection.", destructive, s.deleteTarget("collection", "collections", "name", "itemCount")),
+		writeTool(s, "ersatztv_delete_collection", "Delete a collection and everything using it (schedule, block, playlist items).", destructive, s.deleteCollection),
 		writeTool(s, "ersatztv_add_collection_items", "Add media to a collection, ids by kind (from search_all_items); the preview shows which exist and which are new.", updates, s.addItems),
 		writeTool(s, "ersatztv_remove_collection_item", "Remove one item from a collection.", destructive, s.removeItem),
 		writeTool(s, "ersatztv_update_collection_custom_order", "Set the customIndex of some items; the others keep theirs. ifMatch: the etag of get_collection_items.", updates, s.customOrder),
@@ -464,6 +464,21 @@ func (s *Service) updateSmart(ctx context.Context, in updateSmartArgs) (Plan, er
 	return Plan{Action: fmt.Sprintf("update smart collection %d", in.ID), Target: summary(cur, "id", "name"),
 		Changes: r.Changes, Kept: r.Kept, Request: req,
 		Notes: []string{"ErsatzTV then rebuilds (refresh mode) every playout whose schedule uses this smart collection"}}, nil
+}
+
+// deleteCollection previews a collection's delete: in ErsatzTV's data
+// model everything that uses it goes too (ProgramScheduleItem-, BlockItem-,
+// PlaylistItem-, FillerPreset-, DecoBreakContent-, RerunCollection-,
+// PlayoutProgramScheduleAnchor- and the CollectionItem and
+// MultiCollection join configurations: OnDelete Cascade).
+func (s *Service) deleteCollection(ctx context.Context, in idArgs) (Plan, error) {
+	p, err := s.deleteTarget("collection", "collections", "name", "itemCount")(ctx, in)
+	if err != nil {
+		return Plan{}, err
+	}
+	p.Notes = []string{"ErsatzTV's database deletes with it every schedule item, block item, playlist item, filler preset, deco break content, rerun collection, " +
+		"multi-collection membership and playout anchor that uses this collection (cascade); schedules and playouts lose those items. The media items themselves stay"}
+	return p, nil
 }
 
 func (s *Service) deleteSmart(ctx context.Context, in idArgs) (Plan, error) {

@@ -686,3 +686,35 @@ func TestPreviewsRefuse(t *testing.T) {
 		t.Fatal("a refused preview wrote")
 	}
 }
+
+// ErsatzTV's data model deletes a schedule's playouts with it
+// (ProgramScheduleConfiguration: Playouts OnDelete Cascade): the preview
+// names the channels left without a playout, and after the confirm the
+// playout is gone while the other channel keeps its own.
+func TestDeleteScheduleShowsThePlayoutsItTakes(t *testing.T) {
+	e := startV1(t, nil)
+	svc := e.service(t)
+	args := map[string]any{"id": 31}
+	p := preview(t, svc, "ersatztv_delete_schedule", args)
+	lost, _ := p["details"].(map[string]any)["playoutsDeleted"].([]any)
+	if len(lost) != 1 || lost[0].(map[string]any)["channelId"] != float64(3) || !strings.Contains(jsonText(t, p["notes"]), "left without a playout") {
+		t.Fatalf("preview %v", p)
+	}
+	if got, isErr := confirm(t, svc, "ersatztv_delete_schedule", args); isErr {
+		t.Fatalf("confirm %v", got)
+	}
+	e.Store.Lock()
+	defer e.Store.Unlock()
+	if e.Store.Playout(1) != nil || e.Store.Playout(2) == nil {
+		t.Errorf("playouts after the delete: %v %v", e.Store.Playout(1), e.Store.Playout(2))
+	}
+}
+
+func jsonText(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
