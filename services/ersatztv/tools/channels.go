@@ -287,12 +287,12 @@ type (
 		PadToNearestMinute            *int    `json:"padToNearestMinute,omitempty" schema:"minimum=1,maximum=60"`
 	}
 	createScheduleArgs struct {
-		Name string `json:"name" schema:"minLength=1,maxLength=100"`
+		Name string `json:"name" schema:"minLength=1,maxLength=50"`
 		scheduleFields
 	}
 	updateScheduleArgs struct {
 		ID   int     `json:"id" schema:"minimum=1"`
-		Name *string `json:"name,omitempty" schema:"minLength=1,maxLength=100"`
+		Name *string `json:"name,omitempty" schema:"minLength=1,maxLength=50"`
 		scheduleFields
 		Clear []string `json:"clear,omitempty" schema:"uniqueItems,items.enum=padToNearestMinute"`
 	}
@@ -304,7 +304,10 @@ var scheduleUpdateFields = []string{"name", "keepMultiPartEpisodesTogether", "tr
 func (s *Service) scheduleWrites() []toolkit.Tool {
 	return []toolkit.Tool{
 		writeTool(s, "ersatztv_create_schedule", "Create a schedule.", creates,
-			func(_ context.Context, in createScheduleArgs) (Plan, error) {
+			func(ctx context.Context, in createScheduleArgs) (Plan, error) {
+				if err := s.scheduleNameTaken(ctx, in.Name, 0); err != nil {
+					return Plan{}, err
+				}
 				body, err := fieldsOf(in)
 				if err != nil {
 					return Plan{}, err
@@ -345,10 +348,34 @@ func (s *Service) deleteSchedule(ctx context.Context, in idArgs) (Plan, error) {
 		Extra: map[string]any{"playoutsDeleted": lost}}, nil
 }
 
+// scheduleNameTaken names the other schedule called name, if any: names
+// are unique in ErsatzTV's data model (Create/UpdateProgramScheduleHandler
+// "Schedule name must be unique", an exact match; at most 50 characters).
+func (s *Service) scheduleNameTaken(ctx context.Context, name string, except int) error {
+	var rows []struct {
+		ID   int    `json:"id"`
+		Name string `json:"name"`
+	}
+	if _, err := s.c.GetInto(ctx, []string{"schedules"}, nil, &rows); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.Name == name && r.ID != except {
+			return toolerr.New(toolerr.InvalidArgument, "schedule %d is already named %q; schedule names are unique", r.ID, name)
+		}
+	}
+	return nil
+}
+
 func (s *Service) updateSchedule(ctx context.Context, in updateScheduleArgs) (Plan, error) {
 	cur, err := s.current(ctx, "schedule", "schedules", itoa(in.ID))
 	if err != nil {
 		return Plan{}, err
+	}
+	if in.Name != nil {
+		if err := s.scheduleNameTaken(ctx, *in.Name, in.ID); err != nil {
+			return Plan{}, err
+		}
 	}
 	set, err := fieldsOf(in, "id", "clear")
 	if err != nil {

@@ -718,3 +718,33 @@ func jsonText(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// Schedule names are unique and at most 50 characters in ErsatzTV
+// (Create/UpdateProgramScheduleHandler: "Schedule name must be unique"):
+// the previews refuse a taken name before anything is sent, and the
+// schema a longer one.
+func TestScheduleNamesAreUnique(t *testing.T) {
+	e := startV1(t, nil)
+	svc := e.service(t)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"ersatztv_create_schedule", map[string]any{"name": "Movie Nights"}},
+		{"ersatztv_update_schedule", map[string]any{"id": 31, "name": "Movie Nights"}},
+		{"ersatztv_create_schedule", map[string]any{"name": strings.Repeat("x", 51)}},
+	} {
+		got, isErr := svc.Call(t, c.tool, c.args, "")
+		if !isErr || errCode(got) != "invalid_argument" {
+			t.Errorf("%s %v: %v", c.tool, c.args, got)
+		}
+	}
+	if got, isErr := svc.Call(t, "ersatztv_update_schedule", map[string]any{"id": 30, "name": "Movie Nights", "shuffleScheduleItems": true}, ""); isErr {
+		t.Errorf("keeping its own name: %v", got)
+	}
+	for _, r := range e.requests() {
+		if r.Method != http.MethodGet {
+			t.Errorf("a refused preview sent %s %s", r.Method, r.Path)
+		}
+	}
+}
