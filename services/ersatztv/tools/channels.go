@@ -49,14 +49,14 @@ type logo struct {
 
 type (
 	createChannelArgs struct {
-		Name            string `json:"name" schema:"minLength=1,maxLength=100"`
+		Name            string `json:"name" schema:"minLength=1,maxLength=50"`
 		Number          string `json:"number" schema:"pattern=^[0-9]+(\\.[0-9]{1,2})?$"`
 		FFmpegProfileID int    `json:"ffmpegProfileId" schema:"minimum=1"`
 		channelOptional
 	}
 	updateChannelArgs struct {
 		ID              int     `json:"id" schema:"minimum=1"`
-		Name            *string `json:"name,omitempty" schema:"minLength=1,maxLength=100"`
+		Name            *string `json:"name,omitempty" schema:"minLength=1,maxLength=50"`
 		Number          *string `json:"number,omitempty" schema:"pattern=^[0-9]+(\\.[0-9]{1,2})?$"`
 		FFmpegProfileID *int    `json:"ffmpegProfileId,omitempty" schema:"minimum=1"`
 		channelOptional
@@ -187,6 +187,12 @@ func (s *Service) playoutOf(ctx context.Context, channelID int) (map[string]any,
 // playoutsWhere pages through the playouts and returns those match
 // accepts (only the first when first is set).
 func (s *Service) playoutsWhere(ctx context.Context, first bool, match func(map[string]any) bool) ([]map[string]any, error) {
+	return s.rowsWhere(ctx, "playouts", first, match)
+}
+
+// rowsWhere pages through a paged list and returns the rows match accepts
+// (only the first when first is set).
+func (s *Service) rowsWhere(ctx context.Context, kind string, first bool, match func(map[string]any) bool) ([]map[string]any, error) {
 	const maxPages = 50
 	var out []map[string]any
 	for num := 0; num < maxPages; num++ {
@@ -195,7 +201,7 @@ func (s *Service) playoutsWhere(ctx context.Context, first bool, match func(map[
 			TotalCount int              `json:"totalCount"`
 			Page       []map[string]any `json:"page"`
 		}
-		if _, err := s.c.GetInto(ctx, []string{"playouts"}, q, &page); err != nil {
+		if _, err := s.c.GetInto(ctx, []string{kind}, q, &page); err != nil {
 			return nil, err
 		}
 		for _, p := range page.Page {
@@ -210,7 +216,7 @@ func (s *Service) playoutsWhere(ctx context.Context, first bool, match func(map[
 			return out, nil
 		}
 	}
-	return nil, toolerr.New(toolerr.TooLarge, "more than %d playouts; cannot look through them all", maxPages*pageCap)
+	return nil, toolerr.New(toolerr.TooLarge, "more than %d %s; cannot look through them all", maxPages*pageCap, kind)
 }
 
 func (s *Service) resetPlayout(ctx context.Context, in idArgs) (Plan, error) {

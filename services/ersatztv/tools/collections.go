@@ -27,11 +27,11 @@ var kinds = []struct{ search, bucket string }{
 
 type (
 	nameOnlyArgs struct {
-		Name string `json:"name" schema:"minLength=1,maxLength=100"`
+		Name string `json:"name" schema:"minLength=1,maxLength=50"`
 	}
 	updateCollectionArgs struct {
 		ID                     int     `json:"id" schema:"minimum=1"`
-		Name                   *string `json:"name,omitempty" schema:"minLength=1,maxLength=100"`
+		Name                   *string `json:"name,omitempty" schema:"minLength=1,maxLength=50"`
 		UseCustomPlaybackOrder *bool   `json:"useCustomPlaybackOrder,omitempty"`
 	}
 	// addItemsArgs has one id list per media kind.
@@ -70,7 +70,10 @@ func (a addItemsArgs) buckets() [][]int {
 func (s *Service) collectionWrites() []toolkit.Tool {
 	return []toolkit.Tool{
 		writeTool(s, "ersatztv_create_collection", "Create a collection.", creates,
-			func(_ context.Context, in nameOnlyArgs) (Plan, error) {
+			func(ctx context.Context, in nameOnlyArgs) (Plan, error) {
+				if err := s.collectionNameTaken(ctx, in.Name, 0); err != nil {
+					return Plan{}, err
+				}
 				return Plan{Action: "create collection " + in.Name, Request: s.request(http.MethodPost, map[string]any{"name": in.Name}, "collections")}, nil
 			}),
 		writeTool(s, "ersatztv_update_collection", "Rename a collection or set useCustomPlaybackOrder; the other is kept.", updates, s.updateCollection),
@@ -81,10 +84,32 @@ func (s *Service) collectionWrites() []toolkit.Tool {
 	}
 }
 
+// collectionNameTaken names the other collection called name, if any:
+// Create/UpdateCollectionHandler refuse it ("Collection name must be
+// unique", an exact match; at most 50 characters).
+func (s *Service) collectionNameTaken(ctx context.Context, name string, except int) error {
+	taken, err := s.rowsWhere(ctx, "collections", true, func(c map[string]any) bool {
+		id, _ := c["id"].(float64)
+		return c["name"] == name && int(id) != except
+	})
+	if err != nil {
+		return err
+	}
+	if len(taken) > 0 {
+		return toolerr.New(toolerr.InvalidArgument, "collection %v is already named %q; collection names are unique", taken[0]["id"], name)
+	}
+	return nil
+}
+
 func (s *Service) updateCollection(ctx context.Context, in updateCollectionArgs) (Plan, error) {
 	cur, err := s.current(ctx, "collection", "collections", itoa(in.ID))
 	if err != nil {
 		return Plan{}, err
+	}
+	if in.Name != nil {
+		if err := s.collectionNameTaken(ctx, *in.Name, in.ID); err != nil {
+			return Plan{}, err
+		}
 	}
 	// ErsatzTV requires the name on every update and leaves an absent
 	// useCustomPlaybackOrder alone: send the name always, the flag only

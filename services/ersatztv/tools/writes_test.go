@@ -719,11 +719,12 @@ func jsonText(t *testing.T, v any) string {
 	return string(b)
 }
 
-// Schedule names are unique and at most 50 characters in ErsatzTV
-// (Create/UpdateProgramScheduleHandler: "Schedule name must be unique"):
-// the previews refuse a taken name before anything is sent, and the
-// schema a longer one.
-func TestScheduleNamesAreUnique(t *testing.T) {
+// Schedule and collection names are unique and at most 50 characters in
+// ErsatzTV (Create/UpdateProgramScheduleHandler "Schedule name must be
+// unique", Create/UpdateCollectionHandler "Collection name must be
+// unique"; channel names at most 50 too): the previews refuse a taken
+// name before anything is sent, and the schemas a longer one.
+func TestScheduleAndCollectionNamesAreUniqueAndShort(t *testing.T) {
 	e := startV1(t, nil)
 	svc := e.service(t)
 	for _, c := range []struct {
@@ -733,6 +734,10 @@ func TestScheduleNamesAreUnique(t *testing.T) {
 		{"ersatztv_create_schedule", map[string]any{"name": "Movie Nights"}},
 		{"ersatztv_update_schedule", map[string]any{"id": 31, "name": "Movie Nights"}},
 		{"ersatztv_create_schedule", map[string]any{"name": strings.Repeat("x", 51)}},
+		{"ersatztv_create_collection", map[string]any{"name": "Cartoon Block"}},
+		{"ersatztv_update_collection", map[string]any{"id": 10, "name": "Cartoon Block"}},
+		{"ersatztv_create_collection", map[string]any{"name": strings.Repeat("x", 51)}},
+		{"ersatztv_create_channel", map[string]any{"name": strings.Repeat("x", 51), "number": "9", "ffmpegProfileId": 1}},
 	} {
 		got, isErr := svc.Call(t, c.tool, c.args, "")
 		if !isErr || errCode(got) != "invalid_argument" {
