@@ -101,7 +101,14 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	})
 }
 
+// field is a provider setting as the API answers it (Prowlarr.Http
+// ClientSchema/SchemaBuilder.ToSchema): a non-empty value of an apiKey or
+// password setting is replaced by "********"; user names and every setting
+// of privacy normal (a Cardigann cookie, an RSS key) keep their value.
 func field(order int, name, label, typ, privacy string, value any) map[string]any {
+	if v, ok := value.(string); ok && v != "" && (privacy == "apiKey" || privacy == "password") {
+		value = "********"
+	}
 	return map[string]any{
 		"order": order, "name": name, "label": label, "value": value, "type": typ, "advanced": false,
 		"privacy": privacy, "isFloat": false,
