@@ -133,6 +133,8 @@ type GrabPreview struct {
 	// guid is the release's real GUID; it may carry an indexer passkey, so
 	// it is never shown (Release.GUID is its public form).
 	guid string
+	// episodeID is the episode searched for, when the search was for one.
+	episodeID int
 }
 
 type existingFile struct {
@@ -179,7 +181,7 @@ func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, erro
 	p := GrabPreview{
 		Action: "grab this release with Sonarr", SeriesID: s.ID, Series: s.Title, Season: in.Season, SearchedBy: by,
 		Release: releaseView(r, false), Force: in.Force, NeedsForce: r.Rejected || !r.Approved || !r.DownloadAllowed,
-		ExistingFiles: []existingFile{}, guid: r.GUID,
+		ExistingFiles: []existingFile{}, guid: r.GUID, episodeID: in.EpisodeID,
 	}
 	if p.NeedsForce && !in.Force {
 		why := "Sonarr rejected this release"
@@ -247,7 +249,10 @@ func existing(r Release, season int, eps []Episode, files []EpisodeFile) []exist
 }
 
 func (t *tools) applyGrab(ctx context.Context, _ grabArgs, p GrabPreview) (any, error) {
-	if err := t.c.api.Grab(ctx, p.guid, p.Release.IndexerID, "sonarr_release_search"); err != nil {
+	// seriesId and episodeId: what DownloadRelease uses for a release it
+	// could not match to the series or its episodes.
+	req := arrapi.GrabRequest{GUID: p.guid, IndexerID: p.Release.IndexerID, SeriesID: p.SeriesID, EpisodeID: p.episodeID}
+	if err := t.c.api.Grab(ctx, req, "sonarr_release_search"); err != nil {
 		return nil, err
 	}
 	return struct {
