@@ -178,6 +178,12 @@ func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, erro
 			"a fresh search of %s %s does not offer this release (guid and indexer_id) any more; nothing was grabbed — search again with sonarr_release_search and pick a current result", s.Title, by)
 	}
 	r := rels[i]
+	if r.MappedSeriesID != nil && *r.MappedSeriesID != s.ID {
+		// DownloadRelease keeps Sonarr's own match: the download would
+		// belong to the other series.
+		return GrabPreview{}, toolerr.New(toolerr.InvalidArgument,
+			"Sonarr matched this release to another series (id %d), not %s; a grab would be filed under that one. Nothing was grabbed: pick a release of this series", *r.MappedSeriesID, s.Title)
+	}
 	p := GrabPreview{
 		Action: "grab this release with Sonarr", SeriesID: s.ID, Series: s.Title, Season: in.Season, SearchedBy: by,
 		Release: releaseView(r, false), Force: in.Force, NeedsForce: r.Rejected || !r.Approved || !r.DownloadAllowed,
@@ -200,6 +206,9 @@ func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, erro
 	}
 	p.ExistingFiles = existing(r, in.Season, eps, files)
 	p.Note = noReplacePromise
+	if r.MappedSeriesID == nil {
+		p.Note = "Sonarr could not tell which series this release is; the grab files it under " + s.Title + ". " + p.Note
+	}
 	if p.NeedsForce {
 		p.Note = "FORCED: Sonarr's own rules reject this release. " + p.Note
 	}
