@@ -205,6 +205,11 @@ func (s *Snapshot) targetKey(ctx context.Context, key string, v any, domain stri
 			r.unresolved("a target is chosen by a template")
 			continue
 		}
+		if key == "entity_id" {
+			// config_validation.py entity_id (and vol.Lower for all and
+			// none): HA looks the id up lower-cased.
+			id = strings.ToLower(id)
+		}
 		if id == "none" {
 			continue
 		}

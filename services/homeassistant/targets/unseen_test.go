@@ -181,3 +181,34 @@ func TestASceneThatHidesItsEntitiesIsUnresolved(t *testing.T) {
 		t.Errorf("a scene with members: %v", r.Unresolved)
 	}
 }
+
+// HA lower-cases an entity id in a service call before it looks it up
+// (config_validation.py entity_id and comp_entity_ids, vol.Lower for
+// "all"): COVER.GARAGE_DOOR is the garage door. (Before, the preview's
+// lower-case pattern found nothing, so cover.open_cover at it reported a
+// plain cover and the garage opened on the model's word.)
+func TestEntityIDsAreReadLowerCasedAsHomeAssistantReadsThem(t *testing.T) {
+	h := newHome(t, false, nil)
+	s := h.snapshot(t, false)
+	call := func(action string, target any) any {
+		return map[string]any{"sequence": []any{map[string]any{"action": action, "target": map[string]any{"entity_id": target}}}}
+	}
+	cases := []struct {
+		name string
+		cfg  any
+		want factCase
+	}{
+		{"upper-case id", call("cover.open_cover", "COVER.GARAGE_DOOR"), factCase{domains: []string{"cover"}, classes: []string{"cover.garage"}}},
+		{"mixed case in a list", call("homeassistant.turn_off", []any{"Lock.Front_Door"}), factCase{domains: []string{"lock"}}},
+		{"a scene", call("scene.turn_on", "SCENE.MOVIE_TIME"), factCase{domains: []string{"cover", "light", "scene"}, classes: []string{"cover.blind"}}},
+		{"a script", call("script.turn_on", "Script.Good_Night"), factCase{domains: []string{"light", "lock", "script"}}},
+		{"ALL", call("cover.open_cover", "ALL"), factCase{domains: []string{"cover"}, classes: []string{"cover.blind", "cover.garage"}}},
+		{"the old entity_id key", map[string]any{"sequence": []any{map[string]any{"service": "cover.open_cover", "entity_id": "COVER.GARAGE_DOOR"}}},
+			factCase{domains: []string{"cover"}, classes: []string{"cover.garage"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			checkFacts(t, s.Config(t.Context(), c.cfg, h.lookup()), "config", c.want)
+		})
+	}
+}
