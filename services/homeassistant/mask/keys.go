@@ -13,10 +13,11 @@ import (
 // user codes (zwave_js.set_lock_usercode), a Wi-Fi pre-shared key, and
 // device keys (Tuya's local_key, Z-Wave's network_key). Compared
 // normalized: lower case, without '_', '-', '.' and spaces.
+// A gateway's "key" (xiaomi_aqara's gateways) is its encryption key.
 var haSecretKeys = []string{
 	"code", "codetemplate", "pin", "pincode", "passcode", "usercode", "alarmcode", "armcode",
 	"disarmcode", "mastercode", "accesscode", "securitycode", "lockcode", "keypadcode",
-	"psk", "localkey", "networkkey",
+	"psk", "localkey", "networkkey", "key",
 }
 
 // IsSecretKey reports whether the value under a key of this name is a
@@ -35,6 +36,23 @@ func IsSecretKey(name string) bool {
 		if n == k {
 			return true
 		}
+	}
+	return passWord(name)
+}
+
+// passWord reports whether name ends in the word "pass" (wifi_pass,
+// ap-pass, otaPass): ESPHome-style configuration writes passwords so.
+// Only as its own word, so bypass and compass stay readable.
+func passWord(name string) bool {
+	if len(name) < 5 {
+		return false // "pass" alone is redact's
+	}
+	head, tail := name[:len(name)-4], name[len(name)-4:]
+	switch c := head[len(head)-1]; {
+	case tail == "Pass" && 'a' <= c && c <= 'z':
+		return true
+	case strings.EqualFold(tail, "pass") && (c == '_' || c == '-' || c == '.' || c == ' '):
+		return true
 	}
 	return false
 }
