@@ -60,6 +60,13 @@ func TestIsSecretKey(t *testing.T) {
 		{"pass", true},
 		{"pwd", true},
 		{"hasPassword", true}, // the name is secret; Value keeps bool values (tested there)
+		// "pass" and "pw" as the last word of a name (env files, ESPHome).
+		{"DB_PASS", true},
+		{"mqtt-pass", true},
+		{"otaPass", true},
+		{"SMTP_PW", true},
+		{"wifi.pw", true},
+		{"adminPw", true},
 		{strings.Repeat("x", 200) + "_token", true},
 		{strings.Repeat("_", 200) + "password", true},
 
@@ -83,6 +90,10 @@ func TestIsSecretKey(t *testing.T) {
 		{"authority", false},
 		{"bypass", false},
 		{"compass", false},
+		{"BYPASS", false},
+		{"overpass", false},
+		{"PASSWORD_REQUIRED_pass_through", false},
+		{"ipw", false},
 		{"passwordRequired", false},
 		{"title", false},
 		{"monkey", false},
@@ -110,6 +121,7 @@ func TestIsSecretParam(t *testing.T) {
 		{"session", true},
 		{"sid", true},
 		{"apikey", true},
+		{"MYSQL_PASS", true},
 		{"monkey", false},
 		{"keys", false},
 		{"lastWrite", false},

@@ -37,23 +37,6 @@ func IsSecretKey(name string) bool {
 			return true
 		}
 	}
-	return passWord(name)
-}
-
-// passWord reports whether name ends in the word "pass" (wifi_pass,
-// ap-pass, otaPass): ESPHome-style configuration writes passwords so.
-// Only as its own word, so bypass and compass stay readable.
-func passWord(name string) bool {
-	if len(name) < 5 {
-		return false // "pass" alone is redact's
-	}
-	head, tail := name[:len(name)-4], name[len(name)-4:]
-	switch c := head[len(head)-1]; {
-	case tail == "Pass" && 'a' <= c && c <= 'z':
-		return true
-	case strings.EqualFold(tail, "pass") && (c == '_' || c == '-' || c == '.' || c == ' '):
-		return true
-	}
 	return false
 }
 
