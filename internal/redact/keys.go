@@ -20,9 +20,11 @@ var (
 		"bearer",
 		"webhookurl", "cloudhookurl",
 		"webhookid", "webhookids",
+		// Private trackers' per-user keys (Prowlarr and Cardigann settings).
+		"passkey", "rsskey", "authkey",
 	}
 	// secretExact: too generic to match as a suffix ("bypass", "compass").
-	secretExact = []string{"auth", "pass", "pwd"}
+	secretExact = []string{"auth", "pass", "pwd", "pw"}
 	// harmlessSuffixes: checked first; pagination cursors end in "token"
 	// but are not credentials, and redacting them would break paging.
 	harmlessSuffixes = []string{"pagetoken", "continuationtoken", "nexttoken"}

@@ -67,6 +67,11 @@ func TestIsSecretKey(t *testing.T) {
 		{"SMTP_PW", true},
 		{"wifi.pw", true},
 		{"adminPw", true},
+		{"pw", true},
+		{"passkey", true},
+		{"passKey", true},
+		{"rss_key", true},
+		{"authKey", true},
 		{strings.Repeat("x", 200) + "_token", true},
 		{strings.Repeat("_", 200) + "password", true},
 
