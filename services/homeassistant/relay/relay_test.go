@@ -736,3 +736,31 @@ func TestParseName(t *testing.T) {
 		t.Errorf("ScriptEntity = %v", got)
 	}
 }
+
+// A known intent's description keeps what the tool does and loses Home
+// Assistant's examples of spoken requests ("Use for requests like …"):
+// they are wording hints for a voice assistant, and the assist endpoint
+// must stay within its 12 KB with 2026.9's intents. Another tool's
+// description is relayed as HA wrote it.
+func TestKnownIntentsLoseTheirSpokenExamples(t *testing.T) {
+	h := newHome(t, fakehass.PrefixedNames, nil)
+	_, s, _ := serve(t, h, Settings{})
+	tools := listed(t, s)
+	for name, want := range map[string]string{
+		"ha_HassTurnOn": "Turns on/opens/presses a device or entity. For locks, this performs a 'lock' action.",
+		"ha_HassUnlock": "Unlocks a lock.",
+	} {
+		if got := tools[name].Description; !strings.HasPrefix(got, want) || strings.Contains(got, "Use for requests like") {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"Opens it. Use for requests like 'open'. Then more.", "Opens it. Then more."},
+		{"Use for requests like 'x'.", "Use for requests like 'x'."},
+		{"Opens it. Use for requests like 'open'", "Opens it. Use for requests like 'open'"},
+	} {
+		if got := dropPhrasing(c.in); got != c.want {
+			t.Errorf("dropPhrasing(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
