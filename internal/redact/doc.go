@@ -24,7 +24,9 @@
 //	              bearer                                          bearer
 //	              webhookurl cloudhookurl                         discordWebhookUrl, cloudhook_url (the URL embeds a token)
 //	              webhookid webhookids                            webhook_id (Home Assistant: knowing it triggers the automation)
-//	equals        auth pass pwd                                   auth (docker config.json), pass, pwd
+//	              passkey rsskey authkey                          passKey, rss_key (private trackers' per-user keys)
+//	equals        auth pass pwd pw                                auth (docker config.json), pass, pwd, pw
+//	last word     pass pw (after _ - . or space, or capitalised)   DB_PASS, MQTT_PW, otaPass (not bypass)
 //
 // Deliberately not secret, because home-lab APIs use them for harmless data:
 //
