@@ -87,7 +87,7 @@ func TestShapeRulesStayCheap(t *testing.T) {
 	if s := r.String(strings.Repeat("a:"+testBotToken[:20], 1000)); s == "" {
 		t.Fatal("empty")
 	}
-	for _, in := range []string{"S01E02: The Return @ 21:00", "eyJ is how it starts", "ratio 16:9, item 12345:67890"} {
+	for _, in := range []string{"S01E02: The Return @ 21:00", "eyJ is how it starts", "ratio 16:9, item 12345:67890", "release-2024-01-01-build-17-and-more", "series-number-12_the_return_of_x"} {
 		if allocs := testing.AllocsPerRun(50, func() { _ = r.String(in) }); allocs != 0 {
 			t.Errorf("String(%q) allocated %v times", in, allocs)
 		}
