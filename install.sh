@@ -884,7 +884,7 @@ ask_endpoints() {
 	say "note: could not ask the gateway which endpoints have tools ($(printf '%s\n' "$out" | tail -n 1)); listing the endpoints of the services each group may use instead"
 }
 client_endpoints() { # client_endpoints NAME: the endpoints that show client NAME tools
-	printf '%s\n' "$listed" | awk -v c="$1" '$1 == c { print $3 }'
+	printf '%s\n' "$listed" | awk -v c="$1" '$1 == c && $4 > 0 { print $3 }'
 }
 listed_clients() { # listed_clients: every client the gateway listed, with its groups
 	printf '%s\n' "$listed" | awk 'NF == 4 && !seen[$1]++ { print $1, $2 }'
@@ -900,7 +900,7 @@ print_token() {
 	for line in "$@"; do say "  $line"; done
 	if $listed_ok; then
 		mapfile -t allowed < <(client_endpoints "$name")
-		mapfile -t all < <(printf '%s\n' "$listed" | awk 'NF == 4 { print $3 }' | sort -u)
+		mapfile -t all < <(printf '%s\n' "$listed" | awk 'NF == 4 && $4 > 0 { print $3 }' | sort -u)
 		say "  Its MCP URLs (the endpoints with tools for it; /mcp/discover finds them on demand):"
 	else
 		# shellcheck disable=SC2046 # one service name a word

@@ -1030,7 +1030,7 @@ func TestInstallPrintsOnlyEndpointsWithTools(t *testing.T) {
 	}
 	fake := map[string]string{
 		"FAKE_RUNNING":   "gateway policy web arr searxng",
-		"FAKE_ENDPOINTS": "openwebui  users  sonarr  12\nopenwebui  users  web  3\nnas-box  nas  web  3",
+		"FAKE_ENDPOINTS": "openwebui  users  sonarr  12\nopenwebui  users  web  3\nnas-box  nas  web  3\nkiosk  nobody  -  0",
 	}
 	r := runInstall(t, dir, fake)
 	if !regexp.MustCompile(`(?m)^compose .* exec -T gateway /app endpoints list --refresh$`).MatchString(r.log) {
@@ -1051,7 +1051,7 @@ func TestInstallPrintsOnlyEndpointsWithTools(t *testing.T) {
 
 	// A re-run prints no token: each client's endpoints instead.
 	r = runInstall(t, dir, fake)
-	for _, want := range []string{"  openwebui (groups users): sonarr web", "  nas-box (groups nas): web", "http://gateway:8080/mcp/discover"} {
+	for _, want := range []string{"  openwebui (groups users): sonarr web", "  nas-box (groups nas): web", "  kiosk (groups nobody): none", "http://gateway:8080/mcp/discover"} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("the re-run does not print %q:\n%s", want, r.out)
 		}

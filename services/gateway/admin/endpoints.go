@@ -71,8 +71,9 @@ func (h *handler) routeCatalog() {
 }
 
 // listEndpoints prints one line per client and endpoint with tools:
-// CLIENT GROUPS ENDPOINT TOOLS. --refresh reads every service's tools
-// again first (install.sh does, right after a switch).
+// CLIENT GROUPS ENDPOINT TOOLS, and "- 0" for a client with none.
+// --refresh reads every service's tools again first (install.sh does,
+// right after a switch).
 func (c *CLI) listEndpoints(ctx context.Context, args []string) error {
 	pos, flags, err := parseArgs(args, nil, []string{"refresh"})
 	if err != nil {
@@ -94,6 +95,9 @@ func (c *CLI) listEndpoints(ctx context.Context, args []string) error {
 	tw := tabwriter.NewWriter(c.out(), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLIENT\tGROUPS\tENDPOINT\tTOOLS")
 	for _, cl := range reply.Clients {
+		if len(cl.Endpoints) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t-\t0\n", cell(cl.Client), cell(strings.Join(cl.Groups, ",")))
+		}
 		for _, e := range cl.Endpoints {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", cell(cl.Client), cell(strings.Join(cl.Groups, ",")), cell(e.Endpoint), e.Tools)
 		}

@@ -56,7 +56,7 @@ func TestCLIEndpointsList(t *testing.T) {
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
 		rows = append(rows, strings.Join(strings.Fields(l), " "))
 	}
-	if want := "openwebui users web 3|demo-admin admins sonarr 12|demo-admin admins web 3"; strings.Join(rows, "|") != want {
+	if want := "openwebui users web 3|demo-admin admins sonarr 12|demo-admin admins web 3|stranger nobody - 0"; strings.Join(rows, "|") != want {
 		t.Errorf("rows %q, want %q", rows, want)
 	}
 
