@@ -23,7 +23,7 @@ func TestBuildIsTheImagesBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(buildScript) + ` "\$ctx/\$bin/" "\$\{build\[@\]\}"$`).Match(images) {
+	if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(buildScript) + ` "\$bin/" "\$\{build\[@\]\}"$`).Match(images) {
 		t.Errorf("scripts/images.sh does not build the images' binaries with %s", buildScript)
 	}
 	if regexp.MustCompile(`(?m)^\s*(CGO_ENABLED=\S+\s+)?go\s+build\b`).Match(images) {

@@ -56,35 +56,38 @@ linux/arm/v7) export GOOS=linux GOARCH=arm GOARM=7 ;;
 	;;
 esac
 
+# compose/.build/bin/PLATFORM/ holds the binaries; image/ is the build
+# context: the rootfs and, as app, the one binary of the image built.
 ctx=compose/.build
 plat=${platform//\//-}
-bin=bin/$plat
-mkdir -p "$ctx/$bin" "$ctx/rootfs/etc/ssl/certs" "$ctx/rootfs/data"
+bin=$ctx/bin/$plat
+image=$ctx/image
+mkdir -p "$bin" "$image/rootfs/etc/ssl/certs" "$image/rootfs/data"
 # The user the containers run as; /data is where the gateway keeps pins.
-printf 'root:x:0:0:root:/:/sbin/nologin\ntoolgate:x:65532:65532:toolgate:/:/sbin/nologin\n' >"$ctx/rootfs/etc/passwd"
-printf 'root:x:0:\ntoolgate:x:65532:\n' >"$ctx/rootfs/etc/group"
+printf 'root:x:0:0:root:/:/sbin/nologin\ntoolgate:x:65532:65532:toolgate:/:/sbin/nologin\n' >"$image/rootfs/etc/passwd"
+printf 'root:x:0:\ntoolgate:x:65532:\n' >"$image/rootfs/etc/group"
 ca=""
 for f in /etc/ssl/certs/ca-certificates.crt /etc/pki/tls/certs/ca-bundle.crt /etc/ssl/cert.pem; do
 	[ -s "$f" ] && { ca=$f; break; }
 done
 if [ -n "$ca" ]; then
-	cp "$ca" "$ctx/rootfs/etc/ssl/certs/ca-certificates.crt"
+	cp "$ca" "$image/rootfs/etc/ssl/certs/ca-certificates.crt"
 else
 	echo "warning: no CA bundle found on this host; HTTPS upstreams need <SERVICE>_CA_FILE" >&2
-	: >"$ctx/rootfs/etc/ssl/certs/ca-certificates.crt"
+	: >"$image/rootfs/etc/ssl/certs/ca-certificates.crt"
 fi
 
 echo "== go build for $platform: ${build[*]}"
-scripts/build.sh "$ctx/$bin/" "${build[@]}"
+scripts/build.sh "$bin/" "${build[@]}"
 for name in "${names[@]}"; do
 	echo "== $name: docker build toolgate/$name:$tag ($platform)"
-	# Only this image's binary goes to the engine, not every binary built.
-	printf 'bin\n!%s/%s\n' "$bin" "$name" >"$ctx/.dockerignore"
-	DOCKER_BUILDKIT=0 docker build --quiet --platform "$platform" --build-arg "BIN=$plat/$name" -f compose/Dockerfile -t "toolgate/$name:$tag" "$ctx" >/dev/null 2>"$ctx/build-$name.log" || {
+	ln -f "$bin/$name" "$image/app" 2>/dev/null || cp "$bin/$name" "$image/app"
+	DOCKER_BUILDKIT=0 docker build --quiet --platform "$platform" -f compose/Dockerfile -t "toolgate/$name:$tag" "$image" >/dev/null 2>"$ctx/build-$name.log" || {
 		cat "$ctx/build-$name.log" >&2
 		exit 1
 	}
 done
+rm -f "$image/app"
 docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep '^toolgate/' | sort
 if [ "$platform" != "$engine" ]; then
 	echo "== built for $platform; this engine runs $engine: move them to a $platform host, e.g."
