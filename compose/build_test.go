@@ -231,7 +231,7 @@ func TestBuildWithoutGoRunsTheSameBuildInAContainer(t *testing.T) {
 		{name: "defaults", want: []string{"--user\t0:0", "--cap-drop\tALL", "no-new-privileges", "type=bind,src=$PWD,dst=/src,readonly",
 			"type=volume,src=toolgate-go-mod,dst=/toolgate/mod", "type=volume,src=toolgate-go-build,dst=/toolgate/build", "GOOS=linux", "CGO_ENABLED=0"},
 			wantNot: []string{"--network"}, wantImage: "golang:1.26.8-alpine"},
-		{name: "offline, from a module cache of the host", env: []string{"GOPROXY=off", "TOOLGATE_GOMODCACHE=" + mods + ":ro", "TOOLGATE_GO_IMAGE=mirror.lan/go:1.26.8"},
+		{name: "offline from a module cache of the host", env: []string{"GOPROXY=off", "TOOLGATE_GOMODCACHE=" + mods + ":ro", "TOOLGATE_GO_IMAGE=mirror.lan/go:1.26.8"},
 			want:      []string{"--network\tnone", "GOPROXY=off", "type=bind,src=" + mods + ",dst=/toolgate/mod,readonly", "type=volume,src=toolgate-go-build"},
 			wantImage: "mirror.lan/go:1.26.8"},
 		{name: "both caches on the host: built as you", env: []string{"TOOLGATE_GOMODCACHE=" + mods, "TOOLGATE_GOCACHE=" + cache},

@@ -141,8 +141,15 @@ cache_mount() {
 	dir=${spec%:ro}
 	[ "$dir" = "$spec" ] || mode=,readonly
 	[ -d "$dir" ] || die "not a directory: $dir (TOOLGATE_GOMODCACHE / TOOLGATE_GOCACHE)"
-	printf 'type=bind,src=%s,dst=%s%s\n' "$(cd "$dir" && pwd)" "$3" "$mode"
+	dir=$(cd "$dir" && pwd)
+	no_comma "$dir"
+	printf 'type=bind,src=%s,dst=%s%s\n' "$dir" "$3" "$mode"
 }
+# no_comma DIR: docker's --mount splits its value at commas.
+no_comma() {
+	case $1 in *,*) die "a directory with a comma in its name cannot be mounted into the Go container: $1" ;; esac
+}
+no_comma "$(pwd)"
 mod_mount=$(cache_mount "${TOOLGATE_GOMODCACHE:-}" toolgate-go-mod /toolgate/mod)
 build_mount=$(cache_mount "${TOOLGATE_GOCACHE:-}" toolgate-go-build /toolgate/build)
 # Root in the container owns new named volumes; with both caches on host
