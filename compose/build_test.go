@@ -57,7 +57,10 @@ pull)
 	;;
 create) echo 0123456789ab ;;
 cp)
-	if [ "${3%/}/" = "$3" ] || [ -d "$3" ]; then echo fake >"$3/demo"; else echo fake >"$3"; fi
+	case $2 in
+	*:/app) cp "$FAKE_APP" "$3" ;; # out of an image
+	*) if [ "${3%/}/" = "$3" ] || [ -d "$3" ]; then echo fake >"$3/demo"; else echo fake >"$3"; fi ;;
+	esac
 	;;
 esac
 `
@@ -339,3 +342,80 @@ func TestInstallWithNeitherGoNorGoImageSaysWhatToDo(t *testing.T) {
 		})
 	}
 }
+
+// With --no-build, a host with neither Go nor the Go image (the images
+// built elsewhere and docker load-ed) mints its tokens with the gateway of
+// the loaded image; a gateway image for another architecture is not used,
+// the gateway is built instead.
+func TestInstallNoBuildTakesTheGatewayFromItsImage(t *testing.T) {
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gateway := filepath.Join(t.TempDir(), "gateway")
+	build := exec.Command(filepath.Join(repo, "scripts/build.sh"), gateway, "./services/gateway")
+	build.Dir = repo
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the gateway: %v %s", err, out)
+	}
+	// An arm64 ELF header: this amd64 host cannot run it.
+	foreign := filepath.Join(t.TempDir(), "gateway-arm64")
+	header := make([]byte, 64)
+	copy(header, "\x7fELF\x02\x01\x01")
+	header[16], header[18] = 2, byte(elfAArch64)
+	if err := os.WriteFile(foreign, header, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, app string
+		withGo    bool
+	}{
+		{name: "Docker only, the image runs here", app: gateway},
+		{name: "the image is for another architecture", app: foreign, withGo: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			standIn(t, dir)
+			path, env := fakeTools(t, false), []string{"FAKE_IMAGE=present", "FAKE_APP=" + c.app}
+			if c.withGo {
+				goBin, err := exec.LookPath("go")
+				if err != nil {
+					t.Fatal(err)
+				}
+				path = filepath.Dir(goBin) + ":" + path
+				// This user's caches: the build above is not done again.
+				caches, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				dirs := strings.Fields(string(caches))
+				env = append(env, "GOCACHE="+dirs[0], "GOMODCACHE="+dirs[1], "GOFLAGS="+os.Getenv("GOFLAGS"))
+			}
+			out, stderr, err := runScript(t, dir, path, "install.sh", env, "--demo", "--no-build")
+			if err != nil {
+				t.Fatalf("install.sh --no-build: %v\n%s%s", err, out, stderr)
+			}
+			if len(printedTokens(t, out)) != 2 {
+				t.Errorf("install.sh printed no tokens for openwebui and demo-admin:\n%s", out)
+			}
+			log := calls(t, filepath.Join(dir, "fake.log"))
+			if cp := callOf(log, "docker", "cp"); cp == nil || !strings.HasSuffix(cp[2], ":/app") {
+				t.Errorf("install.sh did not copy the gateway out of its image: %v", log)
+			}
+			if create := callOf(log, "docker", "go"); create != nil {
+				t.Errorf("install.sh built in the Go image: %q", create)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, "compose/.build/bin/gateway"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if isForeign := len(got) == len(header); isForeign {
+				t.Errorf("install.sh kept the gateway of another architecture")
+			}
+		})
+	}
+}
+
+// elfAArch64 is ELF's e_machine of arm64 (debug/elf's EM_AARCH64).
+const elfAArch64 = 183
