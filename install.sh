@@ -312,6 +312,14 @@ for v in COMPOSE_PROFILES COMPOSE_FILE; do
 done
 unset COMPOSE_PROFILES COMPOSE_FILE TOOLGATE_WEB_SETTINGS TOOLGATE_GATEWAY_SETTINGS TOOLGATE_WEB_DEMO_ENV \
 	TOOLGATE_HA_CONFIG_DIR TOOLGATE_HA_CONFIG_MODE TOOLGATE_GID TOOLGATE_SEARXNG_DNS_1 TOOLGATE_SEARXNG_DNS_2 TOOLGATE_SEARXNG_DNS_3
+# Images are tagged per compose project (toolgate/<name>:<project>), so a
+# second checkout installed under another --project never overwrites this
+# one's images; TOOLGATE_TAG in the environment chooses another tag.
+# Exported: scripts/images.sh builds with it, and --no-build takes the
+# gateway binary from the image of that tag.
+image_tag=${TOOLGATE_TAG:-$project}
+export TOOLGATE_TAG=$image_tag
+
 if [ ${#kept[@]} -gt 0 ]; then
 	say "== kept from the last run ($env_file): ${kept[*]}"
 	say "   (options given now win; --no-publish, --no-approvals, --no-extended and --no-profile NAME turn them off)"
@@ -338,7 +346,7 @@ if ! docker compose version >/dev/null 2>&1; then
 			docker compose version >/dev/null 2>&1 || die "built docker compose but 'docker compose' still fails"
 		fi
 	else
-		die "docker compose v2 is missing: install Docker's compose plugin (https://docs.docker.com/compose/install/) or Go 1.26+ so this script can build it"
+		die "$(scripts/compose-hint.sh)"
 	fi
 fi
 
@@ -354,7 +362,11 @@ if $down; then
 	exit 0
 fi
 
-command -v go >/dev/null 2>&1 || die "Go 1.26+ is needed to build the images (they are FROM scratch with binaries built here)"
+# The host's Go builds the binaries, else a Go container: settled (and
+# its image pulled) before anything is written; else one line what to do.
+if $build; then
+	run scripts/build.sh --check || exit 1
+fi
 
 # --- secrets -----------------------------------------------------------------
 # Files from secrets.example/ are copied once and never overwritten; the
@@ -438,8 +450,28 @@ gateway_built=false
 build_gateway() {
 	$gateway_built && return
 	mkdir -p "$(dirname "$gateway_bin")"
-	CGO_ENABLED=0 go build -trimpath -o "$gateway_bin" ./services/gateway
+	# With --no-build, the gateway of the image the stack runs when it runs
+	# on this host (images built elsewhere and docker load-ed: no Go needed).
+	if ! $build && gateway_from_image; then
+		gateway_built=true
+		return
+	fi
+	scripts/build.sh "$gateway_bin" ./services/gateway >/dev/null || die "could not build the gateway for this host"
 	gateway_built=true
+}
+gateway_from_image() {
+	local cid image="toolgate/gateway:${TOOLGATE_TAG:-local}"
+	docker image inspect "$image" >/dev/null 2>&1 || return 1
+	cid=$(docker create "$image") || return 1
+	docker cp "$cid:/app" "$gateway_bin.new" >/dev/null 2>&1
+	docker rm "$cid" >/dev/null 2>&1 || true
+	# An image for another architecture does not run here (exit 126).
+	if [ -x "$gateway_bin.new" ] && "$gateway_bin.new" help >/dev/null 2>&1; then
+		mv "$gateway_bin.new" "$gateway_bin"
+		return 0
+	fi
+	rm -f "$gateway_bin.new"
+	return 1
 }
 
 # Each service with write tools verifies approvals with its own key, derived
@@ -616,13 +648,6 @@ if $searxng; then
 	fi
 fi
 
-# Images are tagged per compose project (toolgate/<name>:<project>), so a
-# second checkout installed under another --project never overwrites this
-# one's images; TOOLGATE_TAG in the environment chooses another tag.
-# Exported: scripts/images.sh builds with it.
-image_tag=${TOOLGATE_TAG:-$project}
-export TOOLGATE_TAG=$image_tag
-
 # .env is rewritten on every run: compose reads it, so a plain `docker
 # compose up` later uses the same settings, and the next run reads back the
 # settings it keeps (above). Each service's settings file is named here:
@@ -703,7 +728,7 @@ prepare_stack() {
 		not_switched "the compose configuration of profiles ${profile_list:-(none)} does not validate: $(printf '%s\n' "$out" | tail -n 3 | paste -sd ' ' -)"
 	fi
 	if $build; then
-		say "== building images (local Go toolchain, no registry), tagged $image_tag"
+		say "== building images (no registry: scripts/images.sh), tagged $image_tag"
 		scripts/images.sh || not_switched "building the images failed (above)"
 	fi
 	for img in $(compose_next config --images 2>/dev/null | sort -u); do
