@@ -54,7 +54,7 @@ func seedMovies(now time.Time) []map[string]any {
 		if hasFile {
 			m["movieFile"] = movieFile(id, 500+id, "Bluray-1080p", 7, 10_737_418_240, now)
 			m["movieFileId"] = 500 + id
-			m["sizeOnDisk"] = 10_737_418_240
+			m["sizeOnDisk"] = int64(10_737_418_240) // Radarr's long; an int overflows on 32-bit ARM
 		}
 		return m
 	}
