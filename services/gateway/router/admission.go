@@ -9,6 +9,7 @@ import (
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/services/gateway/audit"
 	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/catalog"
 	"github.com/toolgate/toolgate/services/gateway/policy"
 )
 
@@ -40,8 +41,8 @@ const (
 // tool failure).
 type admission struct {
 	endpoint, tool string
-	e              *entry // the tool called, if there is one
-	c              *call  // the call to run; nil when refused
+	e              *catalog.Tool // the tool called, if there is one
+	c              *call         // the call to run; nil when refused
 	err            error
 }
 
@@ -67,16 +68,16 @@ func (r *Router) judge(ctx context.Context, endpoint, tool string) (admission, s
 		a.err = toolerr.New(toolerr.AuthFailed, "no authenticated client")
 		return a, refusedNoClient
 	}
-	e := r.lookup(tool)
+	e := r.cat.Lookup(tool)
 	a.e = e
 	switch {
 	case e == nil:
 		a.err = ErrNoSuchTool
 		return a, refusedUnknown
-	case !r.offers(endpoint, e):
+	case !r.cat.Offers(endpoint, e):
 		a.err = ErrNoSuchTool
 		return a, refusedElsewhere
-	case !r.callable(ctx, e):
+	case len(r.cat.Visible(ctx, []mcp.Tool{e.Offered}, e.Offered.Name)) == 0:
 		a.err = ErrNoSuchTool
 		return a, refusedHidden
 	case id.UserMissing != "":
@@ -87,15 +88,6 @@ func (r *Router) judge(ctx context.Context, endpoint, tool string) (admission, s
 	}
 	a.c = &call{e: e, id: id, start: r.deps.Now()}
 	return a, ""
-}
-
-// offers reports whether endpoint offers e.
-func (r *Router) offers(endpoint string, e *entry) bool {
-	if endpoint == "" || endpoint == DiscoveryEndpoint {
-		return true
-	}
-	services, member, ok := r.endpoint(endpoint)
-	return ok && len(services) == 1 && services[0] == e.service && member(e)
 }
 
 // refuse records a refused call: one outcome line, and the call metric
@@ -111,8 +103,8 @@ func (r *Router) refuse(ctx context.Context, a admission, reason string) {
 		Tool: a.tool, Decision: policy.Deny, Reason: reason, Outcome: outcome,
 	}
 	if a.e != nil {
-		rec.Service, rec.Tool = a.e.service, a.e.upstream.Name
-		r.deps.Metrics.ObserveCall(a.e.service, a.e.upstream.Name, policy.Deny, outcome, 0)
+		rec.Service, rec.Tool = a.e.Service, a.e.Upstream.Name
+		r.deps.Metrics.ObserveCall(a.e.Service, a.e.Upstream.Name, policy.Deny, outcome, 0)
 	}
 	r.deps.Audit.Log(rec)
 	r.log.Info("call refused", "client", id.Client.Name, "tool", rec.Tool, "reason", reason)
@@ -174,4 +166,25 @@ func (r *Router) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		return refusal(a.err), nil
 	}
 	return r.run(ctx, a.c, req), nil
+}
+
+// visible is the MCP servers' tool filter. mcp-go runs it for tools/list
+// and again before every tools/call; a call Handler admitted (or refused)
+// already must be answered as admit did, anything else as the catalog
+// says.
+func (r *Router) visible(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	a, ok := ctx.Value(admissionKey{}).(*admission)
+	if !ok {
+		return r.cat.Visible(ctx, tools, "")
+	}
+	out := tools[:0:0]
+	for _, t := range tools {
+		switch {
+		case t.Name != a.tool:
+			out = append(out, r.cat.Visible(ctx, []mcp.Tool{t}, "")...)
+		case !errors.Is(a.err, ErrNoSuchTool):
+			out = append(out, t)
+		}
+	}
+	return out
 }

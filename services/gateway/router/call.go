@@ -18,13 +18,14 @@ import (
 	"github.com/toolgate/toolgate/internal/truncate"
 	"github.com/toolgate/toolgate/services/gateway/audit"
 	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/catalog"
 	"github.com/toolgate/toolgate/services/gateway/policy"
 	"github.com/toolgate/toolgate/services/gateway/tickets"
 )
 
 // call is one tools/call as it moves through the gateway.
 type call struct {
-	e          *entry
+	e          *catalog.Tool
 	id         auth.Identity
 	args       map[string]any
 	argsDigest string
@@ -79,7 +80,7 @@ func (r *Router) route(ctx context.Context, c *call, req mcp.CallToolRequest) (*
 	// touched. A preview or a refusal changes nothing: like a read's, its
 	// line may wait, and goes out with its ticket and outcome lines in one
 	// write before the answer leaves.
-	if c.e.write {
+	if c.e.Write {
 		rec := r.record(c, audit.EventDecision, "", 0)
 		rec.Sync = d.Decision == policy.Allow || c.ticket != ""
 		r.deps.Audit.Log(rec)
@@ -88,12 +89,12 @@ func (r *Router) route(ctx context.Context, c *call, req mcp.CallToolRequest) (*
 	switch {
 	case d.Decision == policy.Deny:
 		return errorResult(toolerr.New(toolerr.Forbidden, "denied by policy: %s", d.Reason)), "denied"
-	case !c.e.write && d.Decision == policy.Allow:
-		if rc, ok := r.backends[c.e.service].(rawCaller); ok && c.direct {
+	case !c.e.Write && d.Decision == policy.Allow:
+		if rc, ok := r.backends[c.e.Service].(rawCaller); ok && c.direct {
 			return r.forwardRaw(ctx, c, rc)
 		}
 		return r.forward(ctx, c, nil, true)
-	case !c.e.write:
+	case !c.e.Write:
 		// The policy asked for confirmation of a read; reads have no
 		// preview, so there is nothing a user could consent to.
 		return errorResult(toolerr.New(toolerr.Forbidden, "policy requires confirmation for a read tool, which is not supported: %s", d.Reason)), "denied"
@@ -135,7 +136,7 @@ func (r *Router) decide(ctx context.Context, c *call) *mcp.CallToolResult {
 			}
 		}
 	}
-	in := r.input(c.id, c.e, policy.ActionCall, c.args, policy.Ticket{State: state, Force: c.force})
+	in := c.e.Input(c.id, policy.ActionCall, c.args, policy.Ticket{State: state, Force: c.force}, r.deps.Now(), r.cfg.Transport)
 	in.Preview = preview
 	d, err := r.deps.Policy.Decide(ctx, in)
 	if err == nil {
@@ -178,22 +179,22 @@ func (r *Router) parseArgs(c *call, req mcp.CallToolRequest) error {
 	if args == nil {
 		args = map[string]any{}
 	}
-	if c.e.write {
-		if v, ok := args[argConfirm]; ok {
+	if c.e.Write {
+		if v, ok := args[catalog.ArgConfirm]; ok {
 			b, isBool := v.(bool)
 			if !isBool {
 				return toolerr.New(toolerr.InvalidArgument, "confirm must be a boolean")
 			}
 			c.confirm = b
-			delete(args, argConfirm)
+			delete(args, catalog.ArgConfirm)
 		}
-		if v, ok := args[argTicket]; ok {
+		if v, ok := args[catalog.ArgTicket]; ok {
 			s, isStr := v.(string)
 			if !isStr || len(s) > 128 {
 				return toolerr.New(toolerr.InvalidArgument, "ticket must be the ticket string from the preview")
 			}
 			c.ticket = s
-			delete(args, argTicket)
+			delete(args, catalog.ArgTicket)
 		}
 		if c.ticket != "" && !c.confirm {
 			return toolerr.New(toolerr.InvalidArgument, "a ticket is only accepted together with confirm: true, after the user agreed to the preview")
@@ -216,16 +217,16 @@ func (r *Router) parseArgs(c *call, req mcp.CallToolRequest) error {
 // content, structured content and isError leave (upstream _meta, result
 // types and server info stay behind), capped in size.
 func (r *Router) forward(ctx context.Context, c *call, meta map[string]any, retry bool) (*mcp.CallToolResult, string) {
-	b := r.backends[c.e.service]
+	b := r.backends[c.e.Service]
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.CallTimeout)
 	defer cancel()
-	res, err := b.Call(ctx, c.e.upstream.Name, c.args, meta, retry)
+	res, err := b.Call(ctx, c.e.Upstream.Name, c.args, meta, retry)
 	if err != nil {
-		r.noticeFailure(c.e.service, err)
+		r.cat.NoticeFailure(c.e.Service, err)
 		return errorResult(err), string(toolerr.CodeOf(err))
 	}
 	if res == nil {
-		return errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned no result", c.e.service)), string(toolerr.UpstreamUnavailable)
+		return errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned no result", c.e.Service)), string(toolerr.UpstreamUnavailable)
 	}
 	return r.clean(res)
 }
@@ -330,12 +331,12 @@ func success(body map[string]any) *mcp.CallToolResult {
 func (r *Router) record(c *call, event, outcome string, bytes int) audit.Record {
 	rec := audit.Record{
 		Time: r.deps.Now().UTC(), Event: event, Client: c.id.Client.Name, User: c.id.User, UserRole: c.id.UserRole,
-		Service: c.e.service, Tool: c.e.upstream.Name, Decision: c.decision.Decision,
+		Service: c.e.Service, Tool: c.e.Upstream.Name, Decision: c.decision.Decision,
 		Reason: c.decision.Reason, Approval: c.decision.Approval, TicketID: c.ticket,
 		ArgsDigest: c.argsDigest, Outcome: outcome, Bytes: bytes,
 		// Lines about writes reach the sink before the gateway goes on;
 		// reads may wait for the next batch.
-		Sync: c.e.write,
+		Sync: c.e.Write,
 	}
 	if event == audit.EventOutcome {
 		rec.DurationMS = float64(r.deps.Now().Sub(c.start).Microseconds()) / 1000
@@ -356,7 +357,7 @@ func (r *Router) finish(c *call, res *mcp.CallToolResult, outcome string) {
 	if d == "" {
 		d = "none"
 	}
-	r.deps.Metrics.ObserveCall(c.e.service, c.e.upstream.Name, d, outcome, r.deps.Now().Sub(c.start))
+	r.deps.Metrics.ObserveCall(c.e.Service, c.e.Upstream.Name, d, outcome, r.deps.Now().Sub(c.start))
 }
 
 func resContent(res *mcp.CallToolResult) []mcp.Content {

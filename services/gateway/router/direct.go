@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"sort"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/services/gateway/catalog"
 )
 
 // Listing and calling for fronts other than MCP (the OpenAPI tool server).
@@ -19,6 +20,10 @@ import (
 // or that the caller may not see; the two are deliberately one error.
 var ErrNoSuchTool = errors.New("no such tool on this endpoint")
 
+// ErrLoading answers a call that waited too long for the catalog's first
+// load.
+var ErrLoading = catalog.ErrLoading
+
 // OfferedTool is one tool as an endpoint offers it to a client.
 type OfferedTool struct {
 	// Def is the definition clients see: for writes with the gateway's
@@ -28,59 +33,23 @@ type OfferedTool struct {
 	Write bool
 }
 
-// Endpoints lists the names of the single-purpose endpoints
-// (/mcp/<name>, /openapi/<name>): every configured service and toolset,
-// sorted.
-func (r *Router) Endpoints() []string {
-	out := slices.Clone(r.names)
-	for _, ts := range r.cfg.Toolsets {
-		out = append(out, ts.Name)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// endpoint returns whether name is an endpoint, the services it draws on
-// and which of their tools belong to it. A named toolset (issue 16) is one
-// more case here: its service and a member test on tool names.
-func (r *Router) endpoint(name string) (services []string, member func(*entry) bool, ok bool) {
-	if _, ok := r.backends[name]; ok {
-		return []string{name}, func(*entry) bool { return true }, true
-	}
-	for _, ts := range r.cfg.Toolsets {
-		if ts.Name == name {
-			return []string{ts.Service}, func(e *entry) bool { return ts.Has(e.offered.Name) }, true
-		}
-	}
-	return nil, nil, false
-}
-
 // VisibleTools returns the tools of an endpoint that the caller in ctx may
 // see, sorted by name, exactly as tools/list on /mcp/<endpoint> shows them.
 // ok is false when there is no such endpoint.
 func (r *Router) VisibleTools(ctx context.Context, endpoint string) ([]OfferedTool, bool) {
-	services, member, ok := r.endpoint(endpoint)
+	services, member, ok := r.cat.Endpoint(endpoint)
 	if !ok {
 		return nil, false
 	}
-	_ = r.awaitLoaded(ctx) // past the wait, the tools known so far
-	var all []*entry
-	r.mu.Lock()
-	for _, s := range services {
-		for _, e := range r.tools[s] {
-			if member(e) {
-				all = append(all, e)
-			}
-		}
-	}
-	r.mu.Unlock()
+	_ = r.cat.AwaitLoaded(ctx) // past the wait, the tools known so far
+	all := r.cat.Tools(services, member)
 	defs := make([]mcp.Tool, 0, len(all))
 	write := make(map[string]bool, len(all))
 	for _, e := range all {
-		defs = append(defs, e.offered)
-		write[e.offered.Name] = e.write
+		defs = append(defs, e.Offered)
+		write[e.Offered.Name] = e.Write
 	}
-	shown := r.visible(ctx, defs)
+	shown := r.cat.Visible(ctx, defs, "")
 	out := make([]OfferedTool, 0, len(shown))
 	for _, t := range shown {
 		out = append(out, OfferedTool{Def: t, Write: write[t.Name]})
@@ -94,10 +63,10 @@ func (r *Router) VisibleTools(ctx context.Context, endpoint string) ([]OfferedTo
 // unknown, foreign or hidden tool is ErrNoSuchTool), then the call. The
 // result is what an MCP client would get.
 func (r *Router) CallTool(ctx context.Context, endpoint, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	if _, _, ok := r.endpoint(endpoint); !ok {
+	if _, _, ok := r.cat.Endpoint(endpoint); !ok {
 		return nil, ErrNoSuchTool
 	}
-	if err := r.awaitLoaded(ctx); err != nil {
+	if err := r.cat.AwaitLoaded(ctx); err != nil {
 		return nil, err
 	}
 	a := r.admit(ctx, endpoint, tool)
@@ -116,7 +85,7 @@ func (r *Router) CallTool(ctx context.Context, endpoint, tool string, args json.
 // EndpointInstructions are the instructions an MCP client of
 // /mcp/<endpoint> receives at initialize, for the caller in ctx.
 func (r *Router) EndpointInstructions(ctx context.Context, endpoint string) string {
-	services, _, ok := r.endpoint(endpoint)
+	services, _, ok := r.cat.Endpoint(endpoint)
 	if !ok {
 		return ""
 	}

@@ -92,7 +92,7 @@ func (r *Router) callDirectly(w http.ResponseWriter, req *http.Request, endpoint
 func (r *Router) serveRecovered(c *call, serve func() (*mcp.CallToolResult, string)) (res *mcp.CallToolResult, outcome string) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.log.Error("tool call panicked", "tool", c.e.offered.Name, "panic", fmt.Sprint(p))
+			r.log.Error("tool call panicked", "tool", c.e.Offered.Name, "panic", fmt.Sprint(p))
 			c.passthrough = nil
 			res, outcome = errorResult(toolerr.New(toolerr.Internal, "internal error")), string(toolerr.Internal)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/catalog"
 	"github.com/toolgate/toolgate/services/gateway/sessions"
 )
 
@@ -97,7 +98,7 @@ func (r *Router) Handler() http.Handler {
 			writeRPCError(w, http.StatusNotFound, -32601, "no such service endpoint; use /mcp or /mcp/<service>")
 			return
 		}
-		if err := r.awaitLoaded(req.Context()); err != nil {
+		if err := r.cat.AwaitLoaded(req.Context()); err != nil {
 			w.Header().Set("Retry-After", "5")
 			writeRPCError(w, http.StatusServiceUnavailable, -32603, err.Error())
 			return
@@ -239,4 +240,32 @@ func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg},
 	})
+}
+
+// install offers a service's tools (the catalog's Changed) on the
+// aggregate, the service's own endpoint and its toolsets; mcp-go announces
+// the change to connected sessions.
+func (r *Router) install(service string, tools []*catalog.Tool, gone []string) {
+	served := make([]server.ServerTool, 0, len(tools))
+	for _, t := range tools {
+		served = append(served, server.ServerTool{Tool: t.Offered, Handler: r.handleCall})
+	}
+	if len(gone) > 0 {
+		r.aggregate.DeleteTools(gone...)
+		r.single[service].DeleteTools(gone...)
+	}
+	r.aggregate.AddTools(served...)
+	r.single[service].SetTools(served...)
+	for _, ts := range r.cfg.Toolsets {
+		if ts.Service != service {
+			continue
+		}
+		var mine []server.ServerTool
+		for _, st := range served {
+			if ts.Has(st.Tool.Name) {
+				mine = append(mine, st)
+			}
+		}
+		r.sets[ts.Name].SetTools(mine...)
+	}
 }

@@ -24,9 +24,9 @@ type rawCaller interface {
 func (r *Router) forwardRaw(ctx context.Context, c *call, b rawCaller) (*mcp.CallToolResult, string) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.CallTimeout)
 	defer cancel()
-	raw, err := b.CallRaw(ctx, c.e.upstream.Name, c.canonical, true)
+	raw, err := b.CallRaw(ctx, c.e.Upstream.Name, c.canonical, true)
 	if err != nil {
-		r.noticeFailure(c.e.service, err)
+		r.cat.NoticeFailure(c.e.Service, err)
 		return errorResult(err), string(toolerr.CodeOf(err))
 	}
 	if p, ok := passthrough(raw, r.cfg.MaxResultBytes); ok {
@@ -45,7 +45,7 @@ func (r *Router) forwardRaw(ctx context.Context, c *call, b rawCaller) (*mcp.Cal
 func (r *Router) decodeRaw(c *call, raw json.RawMessage) (*mcp.CallToolResult, string) {
 	var res mcp.CallToolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return errorResult(toolerr.Wrap(toolerr.UpstreamUnavailable, err, "service %s returned a result that is not MCP", c.e.service)),
+		return errorResult(toolerr.Wrap(toolerr.UpstreamUnavailable, err, "service %s returned a result that is not MCP", c.e.Service)),
 			string(toolerr.UpstreamUnavailable)
 	}
 	return r.clean(&res)

@@ -29,15 +29,15 @@ type previewResult struct {
 func (r *Router) previewed(ctx context.Context, c *call) (previewResult, *mcp.CallToolResult, string) {
 	var res *mcp.CallToolResult
 	var outcome string
-	if rc, ok := r.backends[c.e.service].(rawCaller); ok {
+	if rc, ok := r.backends[c.e.Service].(rawCaller); ok {
 		// The canonical arguments in one plain POST on the session, as
 		// for a read, instead of a round through mcp-go's client (which
 		// hands the answer over between goroutines).
 		ctx, cancel := context.WithTimeout(ctx, r.cfg.CallTimeout)
 		defer cancel()
-		raw, err := rc.CallRaw(ctx, c.e.upstream.Name, c.canonical, false)
+		raw, err := rc.CallRaw(ctx, c.e.Upstream.Name, c.canonical, false)
 		if err != nil {
-			r.noticeFailure(c.e.service, err)
+			r.cat.NoticeFailure(c.e.Service, err)
 			return previewResult{}, errorResult(err), string(toolerr.CodeOf(err))
 		}
 		if p, ok := plainPreview(raw, r.cfg.MaxResultBytes); ok {
@@ -55,12 +55,12 @@ func (r *Router) previewed(ctx context.Context, c *call) (previewResult, *mcp.Ca
 	}
 	digest := previewDigest(res)
 	if digest == "" {
-		return previewResult{}, errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned a preview without a digest; refusing to issue a ticket", c.e.service)), string(toolerr.UpstreamUnavailable)
+		return previewResult{}, errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned a preview without a digest; refusing to issue a ticket", c.e.Service)), string(toolerr.UpstreamUnavailable)
 	}
 	facts, err := previewFacts(res)
 	if err != nil {
-		r.log.Warn("preview facts refused", "service", c.e.service, "tool", c.e.upstream.Name, "error", err)
-		return previewResult{}, errorResult(toolerr.Wrap(toolerr.UpstreamUnavailable, err, "service %s reported malformed preview facts; nothing was changed and no ticket was issued", c.e.service)), string(toolerr.UpstreamUnavailable)
+		r.log.Warn("preview facts refused", "service", c.e.Service, "tool", c.e.Upstream.Name, "error", err)
+		return previewResult{}, errorResult(toolerr.Wrap(toolerr.UpstreamUnavailable, err, "service %s reported malformed preview facts; nothing was changed and no ticket was issued", c.e.Service)), string(toolerr.UpstreamUnavailable)
 	}
 	raw, err := json.Marshal(res.StructuredContent)
 	if err != nil {

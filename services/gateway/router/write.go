@@ -27,8 +27,8 @@ import (
 // binding is what a ticket is bound to: this very call.
 func (r *Router) binding(c *call) tickets.Binding {
 	return tickets.Binding{
-		Client: c.id.Client.Name, User: c.id.User, UserRole: c.id.UserRole, Service: c.e.service,
-		Tool: c.e.upstream.Name, ArgsDigest: c.argsDigest, Force: c.force,
+		Client: c.id.Client.Name, User: c.id.User, UserRole: c.id.UserRole, Service: c.e.Service,
+		Tool: c.e.Upstream.Name, ArgsDigest: c.argsDigest, Force: c.force,
 	}
 }
 
@@ -49,7 +49,7 @@ func (r *Router) preview(ctx context.Context, c *call) (*mcp.CallToolResult, str
 // facts can raise the approval a write needs, never lower it. It returns
 // the failure to answer when the write is now denied.
 func (r *Router) reconsider(ctx context.Context, c *call, facts approval.Facts) *mcp.CallToolResult {
-	in := r.input(c.id, c.e, policy.ActionCall, c.args, policy.Ticket{State: "none", Force: c.force})
+	in := c.e.Input(c.id, policy.ActionCall, c.args, policy.Ticket{State: "none", Force: c.force}, r.deps.Now(), r.cfg.Transport)
 	in.Preview = &policy.Preview{Facts: facts}
 	d, err := r.deps.Policy.Decide(ctx, in)
 	if err == nil {
@@ -105,13 +105,13 @@ func (r *Router) issue(c *call, p previewResult) (*mcp.CallToolResult, string) {
 	}
 	body := map[string]any{
 		"status":     "confirmation_required",
-		"tool":       c.e.offered.Name,
+		"tool":       c.e.Offered.Name,
 		"ticket":     t.ID,
 		"expires_at": t.Expires.UTC().Format(time.RFC3339),
 		"approval":   kind,
 		"reason":     c.decision.Reason,
 		"preview":    p.body,
-		"next":       nextStep(c.e.offered.Name, t.ID, kind, c.viaDiscovery),
+		"next":       nextStep(c.e.Offered.Name, t.ID, kind, c.viaDiscovery),
 	}
 	if p.facts != nil {
 		body["facts"] = p.facts
@@ -202,7 +202,7 @@ func (r *Router) apply(ctx context.Context, c *call, previewDigest string, expir
 		expires = limit
 	}
 	token, err := r.deps.Signer.Sign(approval.Approval{
-		Service: c.e.service, Tool: c.e.upstream.Name, ArgsDigest: c.argsDigest,
+		Service: c.e.Service, Tool: c.e.Upstream.Name, ArgsDigest: c.argsDigest,
 		PreviewDigest: previewDigest, TicketID: c.ticket, Force: c.force, Expires: expires.Unix(),
 	})
 	if err != nil {
