@@ -12,16 +12,11 @@ import (
 )
 
 // Visible returns the tools the caller in ctx may see (policy action
-// "list"): the filter of tools/list, of discovery and of OpenAPI, and the
-// admission step's visibility check. The answer is cached briefly, so a
-// call costs one policy evaluation, not two; a stale entry can only show
-// or hide a tool for visibilityTTL: every call is still decided on its
-// own.
-//
-// calling names the tool a call is being admitted for, "" otherwise: while
-// the policy fails, that tool stays visible so its call is refused saying
-// why (fail closed) rather than "tool not found", as if it were gone; a
-// list still hides everything.
+// "list"), for every list and the admission step. Answers are cached for
+// visibilityTTL: a stale one only shows or hides a tool, every call is
+// still decided on its own. calling names the tool a call is being
+// admitted for: while the policy fails it stays visible, so the call is
+// refused saying why rather than "tool not found".
 func (c *Catalog) Visible(ctx context.Context, tools []mcp.Tool, calling string) []mcp.Tool {
 	id, ok := auth.IdentityFrom(ctx)
 	if !ok {

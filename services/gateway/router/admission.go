@@ -13,16 +13,10 @@ import (
 	"github.com/toolgate/toolgate/services/gateway/policy"
 )
 
-// The one admission step.
-//
-// Every front hands the tools/call it received to admit and runs nothing
-// admit refused: MCP on a session or without one, whether mcp-go or the
-// direct path answers it (Handler admits before either sees the call);
-// discovery's toolgate_call_tool; the OpenAPI tool server; and the stdio
-// bridge, which is an MCP client of Handler. The call admit returns then
-// runs through run (policy decision, tickets, approvals, caps, audit),
-// the same code for every front. A front only chooses the words of the
-// answer. Adding a front means calling admit and adding a column to the
+// The one admission step: every front (MCP through mcp-go or the direct
+// path, discovery's toolgate_call_tool, OpenAPI, the stdio bridge as an
+// MCP client) hands its tools/call to admit and runs only what it
+// admitted, through run. A new front calls admit and gets a column in the
 // differential test (app/fronts_test.go).
 
 // Why admit refused a call: the audit line's reason, stable for log
@@ -155,12 +149,12 @@ func withEndpoint(ctx context.Context, endpoint string) context.Context {
 func (r *Router) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a, ok := admitted(ctx, req.Params.Name)
 	if !ok {
-		endpoint, known := ctx.Value(endpointKey{}).(string)
-		if !known {
+		endpoint, onEndpoint := ctx.Value(endpointKey{}).(string)
+		if !onEndpoint {
 			return errorResult(toolerr.New(toolerr.Internal, "a call reached a tool handler without its endpoint")), nil
 		}
-		fresh := r.admit(ctx, endpoint, req.Params.Name)
-		a = &fresh
+		again := r.admit(ctx, endpoint, req.Params.Name)
+		a = &again
 	}
 	if a.c == nil {
 		return refusal(a.err), nil

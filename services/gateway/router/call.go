@@ -34,13 +34,13 @@ type call struct {
 	// presented, the one a preview issued, or an auto_ id. The audit
 	// records it.
 	ticket string
-	// held is the presented ticket as the store had it when the call
+	// presented is the ticket the client sent, as the store had it when the call
 	// arrived, if it is bound to this very call: looked up once, for the
 	// policy's ticket state and the approval check of the confirm.
-	held     *tickets.Ticket
-	force    bool
-	start    time.Time
-	decision policy.Decision
+	presented *tickets.Ticket
+	force     bool
+	start     time.Time
+	decision  policy.Decision
 	// canonical is the arguments' canonical JSON (what argsDigest hashes,
 	// and what a read sends the service).
 	canonical []byte
@@ -122,7 +122,7 @@ func (r *Router) decide(ctx context.Context, c *call) *mcp.CallToolResult {
 	var preview *policy.Preview
 	if c.ticket != "" {
 		if t, ok := r.deps.Tickets.Get(c.ticket); ok && t.Binding == r.binding(c) {
-			c.held, state = &t, "valid"
+			c.presented, state = &t, "valid"
 			// The confirm is decided on the facts the ticket was issued
 			// for; the service refuses the apply if its recomputed facts
 			// differ.

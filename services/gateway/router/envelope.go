@@ -9,10 +9,9 @@ import (
 )
 
 // envelope is the part of a JSON-RPC message the gateway reads before the
-// MCP server sees it. A single message is parsed once, by scanEnvelope
-// (in one pass for a plain request, else by checkEnvelope), and every
-// later step (initialize, the direct tools/call path, the tool a call
-// names) reads this instead of the body.
+// MCP server sees it. A single message is parsed once, by checkEnvelope,
+// and every later step (initialize, the direct tools/call path, the tool a
+// call names) reads this instead of the body.
 type envelope struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
@@ -21,13 +20,6 @@ type envelope struct {
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
 
-	// Set by scanRequest (requestscan.go), which read the message in one
-	// pass: Method points at method, and call and callOK are what
-	// plainCall would read.
-	scanned bool
-	method  string
-	call    plain
-	callOK  bool
 	// body is the message as checkEnvelope read it, for plainCall's
 	// check that no member came twice.
 	body []byte
@@ -138,7 +130,7 @@ func readEnvelope(w http.ResponseWriter, req *http.Request) ([]byte, *envelope, 
 		writeRPCError(w, http.StatusBadRequest, -32700, "could not read the request body")
 		return nil, nil, false
 	}
-	msg, err := scanEnvelope(body)
+	msg, err := checkEnvelope(body)
 	if err != nil {
 		var ee *envelopeError
 		errors.As(err, &ee)

@@ -48,7 +48,7 @@ func (r *Router) callDirectly(w http.ResponseWriter, req *http.Request, endpoint
 	if !ok || !r.deps.Sessions.Direct(id.Client.Name, endpoint, req.Header.Get("Mcp-Session-Id")) {
 		return false
 	}
-	msg, ok := directCall(m)
+	msg, ok := plainCall(m)
 	if !ok {
 		return false
 	}

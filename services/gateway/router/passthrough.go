@@ -64,32 +64,11 @@ type passed struct {
 var knownContent = map[string]bool{"text": true, "image": true, "audio": true, "resource": true, "resource_link": true}
 
 // passthrough checks a service's result object and builds what the client
-// gets from its parts, measuring size as capResult does. ok is false when
+// gets from its parts, measuring size as capResult does: encoding/json
+// reads the result object and then each content item. ok is false when
 // the result must be decoded instead (over the cap, an unknown content
 // type, an odd shape).
-//
-// It reads the result in one pass (resultscan.go) rather than decoding it
-// with encoding/json and then each item again, several times faster
-// (BenchmarkResultToClient). What that pass is not sure to read as
-// encoding/json would it leaves to passthroughDecoding, the way it used to
-// be done, so the answer is the same either way.
 func passthrough(raw json.RawMessage, max int) (passed, bool) {
-	s := resultScanner{data: raw}
-	switch s.result() {
-	case scanRefuse:
-		return passed{}, false
-	case scanUnsure:
-		return passthroughDecoding(raw, max)
-	}
-	if s.size > max {
-		return passed{}, false
-	}
-	return s.body(), true
-}
-
-// passthroughDecoding is passthrough by decoding: encoding/json reads the
-// result object and then each content item.
-func passthroughDecoding(raw json.RawMessage, max int) (passed, bool) {
 	var res struct {
 		Content           []json.RawMessage `json:"content"`
 		StructuredContent json.RawMessage   `json:"structuredContent"`

@@ -154,7 +154,7 @@ func (r *Router) applyWithoutTicket(ctx context.Context, c *call) (*mcp.CallTool
 func (r *Router) confirmTicket(ctx context.Context, c *call) (*mcp.CallToolResult, string) {
 	// A ticket issued for the model's consent cannot carry a write the
 	// policy now wants a person for (data changed since the preview).
-	if c.held != nil && c.decision.Approval == approval.Human && c.held.Approval != approval.Human {
+	if c.presented != nil && c.decision.Approval == approval.Human && c.presented.Approval != approval.Human {
 		r.deps.Metrics.Ticket("rejected")
 		return errorResult(toolerr.New(toolerr.Forbidden,
 			"the policy now requires a person's approval for this write; nothing was changed — call without confirm for a new preview")), "ticket_rejected"
