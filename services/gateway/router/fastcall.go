@@ -77,7 +77,7 @@ func (r *Router) callDirectly(w http.ResponseWriter, req *http.Request, endpoint
 	}
 	if res != nil {
 		var err error
-		if result, err = encodeResult(res); err != nil {
+		if result, err = json.Marshal(res); err != nil {
 			r.log.Error("could not encode a result", "tool", msg.name, "error", err)
 			writeRPC(w, msg.id, nil, &rpcError{Code: mcp.INTERNAL_ERROR, Message: "could not encode the result"})
 			return true
@@ -254,55 +254,4 @@ func writeRPC(w http.ResponseWriter, id json.RawMessage, result json.RawMessage,
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
-}
-
-// encodeResult writes res as json.Marshal does, byte for byte, without its
-// costs: mcp-go's MarshalJSON builds a map, and encoding/json then checks
-// and compacts that method's output again, so a result's text and
-// structured content were scanned four times. Results with fields the
-// direct path never sets go to json.Marshal.
-func encodeResult(res *mcp.CallToolResult) ([]byte, error) {
-	if res.Meta != nil || res.ResultType != "" || len(res.InputRequests) > 0 || res.RequestState != "" {
-		return json.Marshal(res)
-	}
-	size := 64 + len(res.RawStructuredContent)
-	for _, c := range res.Content {
-		if t, ok := c.(mcp.TextContent); ok {
-			size += len(t.Text) + len(t.Text)/8 + 32 // room for escapes
-		}
-	}
-	if raw, ok := res.StructuredContent.(json.RawMessage); ok {
-		size += len(raw)
-	}
-	out := make([]byte, 0, size)
-	out = append(out, `{"content":[`...)
-	for i, c := range res.Content {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		b, err := json.Marshal(c)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b...)
-	}
-	out = append(out, ']')
-	if res.IsError {
-		out = append(out, `,"isError":true`...)
-	}
-	var structured any
-	if len(res.RawStructuredContent) > 0 {
-		structured = json.RawMessage(res.RawStructuredContent)
-	} else if res.StructuredContent != nil {
-		structured = res.StructuredContent
-	}
-	if structured != nil {
-		b, err := json.Marshal(structured)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, `,"structuredContent":`...)
-		out = append(out, b...)
-	}
-	return append(out, '}'), nil
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/internal/approval"
-	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/policies"
 	"github.com/toolgate/toolgate/services/gateway/auth"
@@ -506,78 +505,6 @@ func TestPlainCall(t *testing.T) {
 			}
 			if got, want := calledTool(msg), map[bool]string{true: tc.tool}[ok]; ok && got != want {
 				t.Errorf("calledTool %q, want %q", got, want)
-			}
-		})
-	}
-}
-
-// TestEncodeResultIsJSONMarshal: what the direct path writes for a result
-// is byte for byte what json.Marshal (mcp-go's MarshalJSON) writes.
-func TestEncodeResultIsJSONMarshal(t *testing.T) {
-	ok, _ := toolkit.Success(map[string]any{"text": "<b>Tom & Jerry</b>\u2028", "n": json.Number("1.50")}, 0)
-	cases := map[string]*mcp.CallToolResult{
-		"gateway success":          ok,
-		"gateway failure":          errorResult(toolerr.New(toolerr.Forbidden, "denied by policy: <script>&")),
-		"raw structured, spaced":   {Content: []mcp.Content{mcp.NewTextContent("x")}, RawStructuredContent: json.RawMessage(` { "a" : [1, 2] , "b":"<>" } `)},
-		"structured map":           {Content: []mcp.Content{mcp.NewTextContent("x")}, StructuredContent: map[string]any{"z": 1, "a": "&"}},
-		"typed nil structured":     {Content: []mcp.Content{mcp.NewTextContent("x")}, StructuredContent: map[string]any(nil)},
-		"no content":               {},
-		"image and annotated text": {Content: []mcp.Content{mcp.NewImageContent("aGk=", "image/png"), mcp.TextContent{Type: "text", Text: "t", Annotated: mcp.Annotated{Annotations: &mcp.Annotations{Priority: ptr(0.5)}}}}},
-		"error flag":               {Content: []mcp.Content{mcp.NewTextContent("no")}, IsError: true},
-	}
-	withMeta := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("x")}}
-	withMeta.Meta = &mcp.Meta{AdditionalFields: map[string]any{"k": "<v>"}}
-	cases["meta (json.Marshal)"] = withMeta
-	withType := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("x")}}
-	withType.ResultType = "complete"
-	cases["result type (json.Marshal)"] = withType
-	for name, res := range cases {
-		t.Run(name, func(t *testing.T) {
-			got, gerr := encodeResult(res)
-			want, werr := json.Marshal(res)
-			if (gerr != nil) != (werr != nil) || string(got) != string(want) {
-				t.Fatalf("encodeResult = %s, %v\njson.Marshal = %s, %v", got, gerr, want, werr)
-			}
-		})
-	}
-	bad := &mcp.CallToolResult{RawStructuredContent: json.RawMessage(`{"a":`)}
-	if _, err := encodeResult(bad); err == nil {
-		t.Error("invalid structured content encoded")
-	}
-}
-
-func ptr[T any](v T) *T { return &v }
-
-// FuzzEncodeResult: any text and structured content encode as json.Marshal
-// encodes them.
-func FuzzEncodeResult(f *testing.F) {
-	f.Add("plain", []byte(`{"a":1}`), false)
-	f.Add("<&>\u2028\xff", []byte(` {"b" : "<\u2029>"} `), true)
-	f.Fuzz(func(t *testing.T, text string, structured []byte, isError bool) {
-		res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}, IsError: isError}
-		if len(structured) > 0 {
-			res.RawStructuredContent = structured
-		}
-		got, gerr := encodeResult(res)
-		want, werr := json.Marshal(res)
-		if (gerr != nil) != (werr != nil) || string(got) != string(want) {
-			t.Fatalf("encodeResult = %s, %v\njson.Marshal = %s, %v", got, gerr, want, werr)
-		}
-	})
-}
-
-func BenchmarkEncodeResult(b *testing.B) {
-	res, _ := toolkit.Success(map[string]any{"status": "confirmation_required", "next": strings.Repeat("Show this preview to the user. ", 12), "preview": map[string]any{"from": 1, "to": 2}}, 0)
-	for name, enc := range map[string]func(*mcp.CallToolResult) ([]byte, error){
-		"encodeResult": encodeResult,
-		"json.Marshal": func(r *mcp.CallToolResult) ([]byte, error) { return json.Marshal(r) },
-	} {
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := enc(res); err != nil {
-					b.Fatal(err)
-				}
 			}
 		})
 	}
