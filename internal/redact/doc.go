@@ -24,7 +24,9 @@
 //	              bearer                                          bearer
 //	              webhookurl cloudhookurl                         discordWebhookUrl, cloudhook_url (the URL embeds a token)
 //	              webhookid webhookids                            webhook_id (Home Assistant: knowing it triggers the automation)
-//	equals        auth pass pwd                                   auth (docker config.json), pass, pwd
+//	              passkey rsskey authkey                          passKey, rss_key (private trackers' per-user keys)
+//	equals        auth pass pwd pw                                auth (docker config.json), pass, pwd, pw
+//	last word     pass pw (after _ - . or space, or capitalised)   DB_PASS, MQTT_PW, otaPass (not bypass)
 //
 // Deliberately not secret, because home-lab APIs use them for harmless data:
 //
@@ -92,6 +94,10 @@
 //     to end the token or be followed by a numeric port or a path, so
 //     "mailto:", "sip:" and other "scheme:user@host" forms, e-mail
 //     addresses and container digests ("nginx:1.25@sha256:…") stay.
+//  8. Keys a vendor writes with a fixed prefix (GitHub "ghp_…", OpenAI
+//     "sk-…", Slack "xoxb-…", Google "AIza…", ntfy "tk_…", toolgate's own
+//     "tg_…" and more: vendorTokens), when the prefix starts a word and the
+//     rest has the vendor's length: "ghp_[REDACTED]".
 //
 // The rules prefer over-redaction ("Primary key: id" loses "id") to leaks.
 //

@@ -20,9 +20,11 @@ var (
 		"bearer",
 		"webhookurl", "cloudhookurl",
 		"webhookid", "webhookids",
+		// Private trackers' per-user keys (Prowlarr and Cardigann settings).
+		"passkey", "rsskey", "authkey",
 	}
 	// secretExact: too generic to match as a suffix ("bypass", "compass").
-	secretExact = []string{"auth", "pass", "pwd"}
+	secretExact = []string{"auth", "pass", "pwd", "pw"}
 	// harmlessSuffixes: checked first; pagination cursors end in "token"
 	// but are not credentials, and redacting them would break paging.
 	harmlessSuffixes = []string{"pagetoken", "continuationtoken", "nexttoken"}
@@ -113,7 +115,25 @@ func anyExact(b []byte, full bool, words []string) bool {
 func IsSecretKey(name string) bool {
 	var buf [normCap]byte
 	t, full := normTail(name, &buf)
-	return isSecretNorm(t, full)
+	return isSecretNorm(t, full) || endsInWord(name, "pass") || endsInWord(name, "pw")
+}
+
+// endsInWord reports whether name ends in word as a word of its own:
+// after '_', '-', '.' or ' ' (DB_PASS, wifi-pw), or capitalised after a
+// lower-case letter (otaPass). Normalized names lose that boundary, and
+// "pass" and "pw" inside a word (bypass, compass) are no credential.
+func endsInWord(name, word string) bool {
+	if len(name) <= len(word) {
+		return false // the word alone is secretExact's to decide
+	}
+	head, tail := name[:len(name)-len(word)], name[len(name)-len(word):]
+	switch c := head[len(head)-1]; {
+	case c == '_' || c == '-' || c == '.' || c == ' ':
+		return strings.EqualFold(tail, word)
+	case 'a' <= c && c <= 'z':
+		return tail[0] == word[0]-'a'+'A' && tail[1:] == word[1:]
+	}
+	return false
 }
 
 func isSecretNorm(t []byte, full bool) bool {
@@ -130,7 +150,8 @@ func isSecretNorm(t []byte, full bool) bool {
 func isSecretParam(name string) bool {
 	var buf [normCap]byte
 	t, full := normTail(name, &buf)
-	return isSecretNorm(t, full) || anyExact(t, full, paramExact) || anySuffix(t, paramSuffixes)
+	return isSecretNorm(t, full) || anyExact(t, full, paramExact) || anySuffix(t, paramSuffixes) ||
+		endsInWord(name, "pass") || endsInWord(name, "pw")
 }
 
 func isLineHeader(name string) bool {

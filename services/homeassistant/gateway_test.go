@@ -292,7 +292,11 @@ func lockNeedsAPerson(t *testing.T, names fakehass.ToolNames) {
 	if names == fakehass.PrefixedNames {
 		cases = append(cases,
 			lockCase{"HassUnlock (2026.9)", "ha_HassUnlock", map[string]any{"name": "Front door"}, "lock.front_door", `"ha_HassUnlock" needs human approval`},
-			lockCase{"HassOpen on a lock (2026.9)", "ha_HassOpen", map[string]any{"name": "Main Door"}, "lock.front_door", "would operate a lock"},
+			lockCase{"HassUnlock without slots: every lock (2026.9)", "ha_HassUnlock", map[string]any{}, "lock.front_door", `"ha_HassUnlock" needs human approval`},
+			// HassOpen acts on covers and valves only: HA matches no lock,
+			// and the preview, matching nothing, asks a person.
+			lockCase{"HassOpen named for a lock (2026.9)", "ha_HassOpen", map[string]any{"name": "Main Door"}, "lock.front_door", "could not tell everything"},
+			lockCase{"HassOpen without slots: every cover and valve (2026.9)", "ha_HassOpen", map[string]any{}, "cover.garage_door", "cover.garage"},
 			lockCase{"HassOpen on the garage (2026.9)", "ha_HassOpen", map[string]any{"area": "Garage"}, "cover.garage_door", "cover.garage"},
 		)
 	}

@@ -63,6 +63,14 @@ func TestEveryIDFormAnswersAlikeOnEveryPath(t *testing.T) {
 		{`1.5`, false},
 		{`1e2`, false},
 		{`-0.0`, false},
+		{`-0`, true},
+		{`1.0`, false},
+		{`-12345678901234567890123`, false},
+		{`-9007199254740992`, false},
+		{`"\u0000"`, true},
+		{`"a\nb\u001f\t"`, true},
+		{`"\ud800"`, true},
+		{`""`, true},
 	}
 	for _, tc := range cases {
 		for _, viaMCPGo := range []bool{false, true} {

@@ -29,7 +29,9 @@ func (c *Catalog) Visible(ctx context.Context, tools []mcp.Tool, calling string)
 		if e == nil {
 			continue
 		}
-		key := visibilityKey{client: id.Client.Name, groups: strings.Join(id.Client.Groups, ","), user: id.User, role: id.UserRole, tool: t.Name}
+		// The service is part of the key: a tool name can move to another
+		// service (a restarted one without it, a neighbour offering it).
+		key := visibilityKey{client: id.Client.Name, groups: strings.Join(id.Client.Groups, ","), user: id.User, role: id.UserRole, service: e.Service, tool: t.Name}
 		if v, ok := c.shown.Load(key); ok && now.Before(v.(visibility).until) {
 			if v.(visibility).shown {
 				out = append(out, t)
@@ -75,7 +77,7 @@ const (
 	maxVisibilityEntries = 10_000
 )
 
-type visibilityKey struct{ client, groups, user, role, tool string }
+type visibilityKey struct{ client, groups, user, role, service, tool string }
 
 type visibility struct {
 	shown bool

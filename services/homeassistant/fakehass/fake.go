@@ -577,6 +577,11 @@ var services = map[string][]string{
 	"climate":             {"set_temperature"},
 	"alarm_control_panel": {"alarm_disarm", "alarm_arm_away"},
 	"scene":               {"turn_on"},
+	"valve":               {"open_valve", "close_valve", "set_valve_position"},
+	"button":              {"press"},
+	"input_button":        {"press"},
+	"camera":              {"turn_on", "turn_off"},
+	"siren":               {"turn_on", "turn_off"},
 	"automation":          {"turn_on", "turn_off", "trigger"},
 	"homeassistant":       {"turn_on", "turn_off", "toggle"},
 }
@@ -649,6 +654,13 @@ func nextState(e *Entity, domain, svc string) (string, bool) {
 		return "closed", true
 	case d == "cover" && svc == "set_cover_position":
 		return "open", true
+	case d == "valve" && svc == "open_valve":
+		return "open", true
+	case d == "valve" && svc == "close_valve":
+		return "closed", true
+	case (d == "button" || d == "input_button") && svc == "press":
+		// A button's state is the time it was last pressed.
+		return time.Now().UTC().Format(time.RFC3339), true
 	case d == "climate" && svc == "set_temperature":
 		return e.State, true
 	case d == "media_player" && svc == "media_pause":

@@ -263,8 +263,11 @@ func mcpIntents(t *testing.T, scheme ToolNames) {
 	if text, isErr = callText(t, srv, n("intent", "HassTurnOn"), map[string]any{"name": "Living Room Humidity"}); !isErr || !strings.HasPrefix(text, "Error calling tool:") {
 		t.Fatalf("unexposed entity: %s", text)
 	}
-	if text, isErr = callText(t, srv, n("intent", "HassTurnOn"), map[string]any{"domain": []any{"light"}}); !isErr || !strings.Contains(text, "invalid slot info") {
-		t.Fatalf("no name, area or floor: %s", text)
+	if text, isErr = callText(t, srv, n("intent", "HassTurnOn"), map[string]any{}); !isErr || !strings.Contains(text, "cannot target all devices") {
+		t.Fatalf("no slot at all: %s", text)
+	}
+	if text, isErr = callText(t, srv, n("intent", "HassTurnOn"), map[string]any{"name": " "}); !isErr || !strings.Contains(text, "invalid slot info") {
+		t.Fatalf("a blank name: %s", text)
 	}
 	if text, isErr = callText(t, srv, "HassNope", nil); !isErr || !strings.Contains(text, "not found") {
 		t.Fatalf("unknown tool: %s", text)
@@ -350,5 +353,69 @@ func TestExpansionTemplate(t *testing.T) {
 	req, _ = json.Marshal(map[string]any{"template": hass.AreaMapTemplate})
 	if a := do(t, srv, "POST", "/api/template", string(req), nil); !strings.Contains(a.body, `["cover.garage_door","garage","Garage","ground_floor","Ground Floor"]`) {
 		t.Errorf("area map: %s", a.body)
+	}
+}
+
+// Intents follow helpers/intent.py and components/intent as read: a domain
+// or device class alone is a constraint (every exposed light), "all" is
+// no name, a name that several exposed entities answer to is refused
+// unless preferred_area_id or preferred_floor_id picks one, names are
+// stripped and casefolded; HassTurnOn/Off open and close valves and press
+// buttons (and refuse to turn one off); HassOpen and HassClose act on
+// covers and valves only, whatever a name says, and need no slot.
+func TestIntentsMatchAndActAsHomeAssistant(t *testing.T) {
+	f, srv := start(t, func(o *Options) {
+		o.ToolNames = PrefixedNames
+		o.Entities = append(o.Entities,
+			Entity{ID: "valve.water_main", Name: "Water Main", State: "open", Area: "garage", Exposed: true, Attributes: map[string]any{"device_class": "water"}},
+			Entity{ID: "button.doorbell", Name: "Doorbell", State: "unknown", Area: "hallway", Exposed: true},
+			Entity{ID: "input_button.reset", Name: "Reset", State: "unknown", Exposed: true},
+			Entity{ID: "light.hall", Name: "Twin", State: "off", Area: "hallway", Exposed: true},
+			Entity{ID: "light.den", Name: "Twin", State: "off", Area: "bedroom", Exposed: true},
+			Entity{ID: "light.strasse", Name: "Straße", State: "off", Area: "kitchen", Exposed: true},
+		)
+	})
+	cases := []struct {
+		name   string
+		tool   string
+		args   map[string]any
+		isErr  bool
+		has    string
+		entity string
+		state  string
+	}{
+		{"a domain alone", "intent__HassTurnOn", map[string]any{"domain": "light"}, false, `"id":"light.bedroom_light"`, "light.garage_light", "on"},
+		{"all is no name", "intent__HassTurnOff", map[string]any{"name": "all", "domain": []any{"light"}}, false, `"id":"light.kitchen_ceiling"`, "light.kitchen_ceiling", "off"},
+		{"a device class alone", "intent__HassTurnOn", map[string]any{"device_class": []any{"garage"}}, false, `"id":"cover.garage_door"`, "cover.garage_door", "open"},
+		{"twins are refused", "intent__HassTurnOn", map[string]any{"name": "twin"}, true, "DUPLICATE_NAME", "light.hall", "off"},
+		{"a preferred area picks a twin", "intent__HassTurnOn", map[string]any{"name": "twin", "preferred_area_id": "hallway"}, false, `"id":"light.hall"`, "light.hall", "on"},
+		{"casefold", "intent__HassTurnOn", map[string]any{"name": "STRASSE\x1f"}, false, `"id":"light.strasse"`, "light.strasse", "on"},
+		{"a valve turned off closes", "intent__HassTurnOff", map[string]any{"name": "Water Main"}, false, `"id":"valve.water_main"`, "valve.water_main", "closed"},
+		{"a button turned on is pressed", "intent__HassTurnOn", map[string]any{"name": "Doorbell"}, false, `"id":"button.doorbell"`, "", ""},
+		{"a button cannot be turned off", "intent__HassTurnOff", map[string]any{"name": "Doorbell"}, true, "Failed to call", "", ""},
+		{"HassOpen without slots opens every cover and valve", "intent__HassOpen", map[string]any{}, false, `"id":"cover.garage_door"`, "valve.water_main", "open"},
+		{"HassOpen does not open a lock", "intent__HassOpen", map[string]any{"name": "Front Door"}, true, "MatchFailedError", "lock.front_door", "locked"},
+		{"HassClose by area", "intent__HassClose", map[string]any{"area": "Garage"}, false, `"id":"valve.water_main"`, "cover.garage_door", "closed"},
+		{"HassPress an input button", "intent__HassPress", map[string]any{"name": "Reset"}, false, `"id":"input_button.reset"`, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text, isErr := callText(t, srv, c.tool, c.args)
+			if isErr != c.isErr || !strings.Contains(text, c.has) {
+				t.Fatalf("%s %v: %s (error %v)", c.tool, c.args, text, isErr)
+			}
+			if c.entity != "" && f.StateOf(c.entity) != c.state {
+				t.Errorf("%s is %q, want %q", c.entity, f.StateOf(c.entity), c.state)
+			}
+		})
+	}
+	var pressed []string
+	for _, call := range f.Calls() {
+		if call.Service == "press" {
+			pressed = append(pressed, call.Domain+"."+call.Service+" "+call.Data["entity_id"].(string))
+		}
+	}
+	if strings.Join(pressed, ",") != "button.press button.doorbell,input_button.press input_button.reset" {
+		t.Errorf("presses %v", pressed)
 	}
 }

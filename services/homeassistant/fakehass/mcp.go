@@ -129,24 +129,34 @@ type intentTool struct {
 	domains []string
 }
 
+// onOff is OnOffIntentHandler.async_call_service (components/intent):
+// buttons are pressed (and cannot be turned off), covers and valves open
+// and close, locks lock and unlock, anything else is turned on or off by
+// homeassistant.turn_on/off if its domain has that service, else the
+// entity fails.
 func onOff(on bool) func(string) (string, string, bool) {
 	return func(d string) (string, string, bool) {
+		pick := func(yes, no string) (string, string, bool) {
+			if on {
+				return d, yes, true
+			}
+			return d, no, true
+		}
 		switch d {
+		case "button", "input_button":
+			return d, "press", on
 		case "lock":
-			if on {
-				return "lock", "lock", true
-			}
-			return "lock", "unlock", true
+			return pick("lock", "unlock")
 		case "cover":
-			if on {
-				return "cover", "open_cover", true
-			}
-			return "cover", "close_cover", true
+			return pick("open_cover", "close_cover")
+		case "valve":
+			return pick("open_valve", "close_valve")
 		}
+		svc := "turn_off"
 		if on {
-			return d, "turn_on", true
+			svc = "turn_on"
 		}
-		return d, "turn_off", true
+		return d, svc, serviceExists(d, svc, nil)
 	}
 }
 
@@ -198,46 +208,30 @@ var intents = []intentTool{
 		platforms: []string{"climate"}, domains: []string{"climate"}, service: fixed("climate", "set_temperature"),
 		data: func(a map[string]any) map[string]any { return map[string]any{"temperature": a["temperature"]} },
 	},
-	// The intents 2026.9 added; the issue that reported them names them
-	// intent__HassLock and so on.
+	// The intents 2026.9 added: constrained aliases of turn on and off
+	// (components/intent _async_register_onoff_aliases), offered only when
+	// one of their domains is exposed and acting only on those domains.
 	{
-		name: "HassLock", owner: "intent", prefixedOnly: true, description: "Locks a lock",
-		schema: target(""), platforms: []string{"lock"}, domains: []string{"lock"}, service: fixed("lock", "lock"),
+		name: "HassLock", owner: "intent", prefixedOnly: true, description: "Locks a lock. Use for requests like 'lock the front door'.",
+		schema: target(""), platforms: []string{"lock"}, domains: []string{"lock"}, service: onOff(true),
 	},
 	{
-		name: "HassUnlock", owner: "intent", prefixedOnly: true, description: "Unlocks a lock",
-		schema: target(""), platforms: []string{"lock"}, domains: []string{"lock"}, service: fixed("lock", "unlock"),
+		name: "HassUnlock", owner: "intent", prefixedOnly: true, description: "Unlocks a lock. Use for requests like 'unlock the back door'.",
+		schema: target(""), platforms: []string{"lock"}, domains: []string{"lock"}, service: onOff(false),
 	},
 	{
-		name: "HassOpen", owner: "intent", prefixedOnly: true, description: "Opens a cover, valve or lock",
-		schema: target(`,"device_class":` + coverDevice), platforms: []string{"cover", "valve", "lock"}, service: openClose(true),
+		name: "HassOpen", owner: "intent", prefixedOnly: true, description: "Opens a cover or valve, such as a blind, curtain, garage door or water valve.",
+		schema: target(`,"device_class":` + coverDevice), platforms: []string{"cover", "valve"}, domains: []string{"cover", "valve"}, service: onOff(true),
 	},
 	{
-		name: "HassClose", owner: "intent", prefixedOnly: true, description: "Closes a cover or valve",
-		schema: target(`,"device_class":` + coverDevice), platforms: []string{"cover", "valve"}, service: openClose(false),
+		name: "HassClose", owner: "intent", prefixedOnly: true, description: "Closes a cover or valve, such as a blind, curtain, garage door or water valve.",
+		schema: target(`,"device_class":` + coverDevice), platforms: []string{"cover", "valve"}, domains: []string{"cover", "valve"}, service: onOff(false),
 	},
 	{
-		name: "HassPress", owner: "intent", prefixedOnly: true, description: "Presses a button",
-		schema: target(""), platforms: []string{"button", "input_button"}, domains: []string{"button", "input_button"}, service: fixed("button", "press"),
+		name: "HassPress", owner: "intent", prefixedOnly: true, description: "Presses a button. Use for requests like 'press the doorbell'.",
+		schema:    target(`,"device_class":{"type":"array","items":{"type":"string","enum":["identify","restart","update"]}}`),
+		platforms: []string{"button", "input_button"}, domains: []string{"button", "input_button"}, service: onOff(true),
 	},
-}
-
-func openClose(open bool) func(string) (string, string, bool) {
-	return func(d string) (string, string, bool) {
-		switch {
-		case d == "cover" && open:
-			return "cover", "open_cover", true
-		case d == "cover":
-			return "cover", "close_cover", true
-		case d == "lock" && open:
-			return "lock", "open", true
-		case d == "valve" && open:
-			return "valve", "open_valve", true
-		case d == "valve":
-			return "valve", "close_valve", true
-		}
-		return "", "", false
-	}
 }
 
 // fakeTool is one tool of the list: the name it is listed and called by,
@@ -481,26 +475,38 @@ func listArg(args map[string]any, key string) ([]string, bool) {
 // intent's service on each, answering an IntentResponseDict.
 func (f *Fake) runIntent(it intentTool, args map[string]any) (string, bool) {
 	var c constraints
-	var ok1, ok2, ok3, ok4, ok5 bool
-	c.name, ok1 = stringArg(args, "name")
-	c.area, ok2 = stringArg(args, "area")
-	c.floor, ok3 = stringArg(args, "floor")
-	c.domains, ok4 = listArg(args, "domain")
-	c.deviceClasses, ok5 = listArg(args, "device_class")
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || (c.name == "" && c.area == "" && c.floor == "") {
+	var ok [7]bool
+	c.name, ok[0] = stringArg(args, "name")
+	c.area, ok[1] = stringArg(args, "area")
+	c.floor, ok[2] = stringArg(args, "floor")
+	c.domains, ok[3] = listArg(args, "domain")
+	c.deviceClasses, ok[4] = listArg(args, "device_class")
+	c.preferredArea, ok[5] = stringArg(args, "preferred_area_id")
+	c.preferredFloor, ok[6] = stringArg(args, "preferred_floor_id")
+	if slices.Contains(ok[:], false) {
 		return toolError("Received invalid slot info for %s", it.name)
 	}
 	if len(c.domains) == 0 {
 		c.domains = it.domains
+	} else if it.domains != nil && slices.ContainsFunc(c.domains, func(d string) bool { return !slices.Contains(it.domains, d) }) {
+		// vol.In(required_domains)
+		return toolError("Received invalid slot info for %s", it.name)
+	}
+	if c.name == "all" {
+		c.name = ""
 	}
 	matched, reason := f.match(c)
 	if matched == nil {
+		if reason == errAllDevices {
+			return toolError("%s", reason)
+		}
 		return toolError("<MatchFailedError result=MatchTargetsResult(is_match=False, no_match_reason=%s)>", reason)
 	}
-	var success []map[string]any
+	var success, failed []map[string]any
 	for _, e := range matched {
 		domain, svc, ok := it.service(e.domain())
 		if !ok {
+			failed = append(failed, map[string]any{"name": e.Name, "type": "entity", "id": e.ID})
 			continue
 		}
 		var data map[string]any
@@ -517,11 +523,25 @@ func (f *Fake) runIntent(it intentTool, args map[string]any) (string, bool) {
 		f.calls = append(f.calls, ServiceCall{Domain: domain, Service: svc, Data: call})
 		success = append(success, map[string]any{"name": e.Name, "type": "entity", "id": e.ID})
 	}
+	if len(success) == 0 {
+		ids := make([]string, 0, len(failed))
+		for _, x := range failed {
+			ids = append(ids, x["id"].(string))
+		}
+		return toolError("Failed to call service for: %v", ids)
+	}
 	return toJSON(map[string]any{
 		"speech":        map[string]any{},
 		"response_type": "action_done",
-		"data":          map[string]any{"targets": []any{}, "success": success, "failed": []any{}},
+		"data":          map[string]any{"targets": []any{}, "success": success, "failed": nonNilMaps(failed)},
 	}), false
+}
+
+func nonNilMaps(m []map[string]any) []map[string]any {
+	if m == nil {
+		return []map[string]any{}
+	}
+	return m
 }
 
 // liveEntity is one entry of GetLiveContext's YAML, in HA's key order.
@@ -545,7 +565,7 @@ func (f *Fake) liveContext(args map[string]any) string {
 	var list []liveEntity
 	var picked []*Entity
 	if name != "" || area != "" || len(domains) > 0 {
-		picked, _ = f.match(constraints{name: name, area: area, domains: domains})
+		picked, _ = f.match(constraints{name: name, area: area, domains: domains, duplicates: true})
 	} else {
 		for _, id := range f.order {
 			picked = append(picked, f.entities[id])

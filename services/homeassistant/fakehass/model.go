@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+
+	"golang.org/x/text/cases"
 )
 
 // Floor is a floor of the home.
@@ -72,22 +75,36 @@ type change struct {
 	message       string
 }
 
-// constraints are HA's MatchTargetsConstraints as the intents fill them.
+// constraints are HA's MatchTargetsConstraints as the intents fill them,
+// and its MatchTargetsPreferences.
 type constraints struct {
-	name, area, floor      string
-	domains, deviceClasses []string
+	name, area, floor             string
+	domains, deviceClasses        []string
+	preferredArea, preferredFloor string
+	// duplicates: several entities may answer to the name
+	// (allow_duplicate_names, as GetLiveContext asks).
+	duplicates bool
 }
 
-// norm is HA's _normalize_name: strip and casefold.
-func norm(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+// norm is HA's _normalize_name: str.strip() and str.casefold(). Python's
+// strip also removes \x1c-\x1f.
+func norm(s string) string {
+	return cases.Fold().String(strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) }))
+}
+
+// errAllDevices is DynamicServiceIntentHandler's refusal of a call
+// without any constraint.
+const errAllDevices = "Service handler cannot target all devices"
 
 // match follows HA's async_match_targets over exposed entities: name
 // (entity id, friendly name or alias), domain, device class, floor and
-// area (by id, name or alias); "all" as a name matches every name. It
-// returns the matched entities or the reason it failed.
+// area (by id, name or alias). Several entities answering to the name are
+// refused (DUPLICATE_NAME) unless the preferred floor, then the preferred
+// area, leaves fewer than two. It returns the matched entities or the
+// reason it failed.
 func (f *Fake) match(c constraints) ([]*Entity, string) {
 	if c.name == "" && c.area == "" && c.floor == "" && len(c.domains) == 0 && len(c.deviceClasses) == 0 {
-		return nil, "Service handler cannot target all devices"
+		return nil, errAllDevices
 	}
 	var out []*Entity
 	for _, id := range f.order {
@@ -98,7 +115,7 @@ func (f *Fake) match(c constraints) ([]*Entity, string) {
 		if len(c.domains) > 0 && !slices.Contains(c.domains, e.domain()) {
 			continue
 		}
-		if c.name != "" && norm(c.name) != "all" && !f.nameMatches(e, c.name) {
+		if c.name != "" && !f.nameMatches(e, c.name) {
 			continue
 		}
 		if len(c.deviceClasses) > 0 && !slices.Contains(c.deviceClasses, e.deviceClass()) {
@@ -123,6 +140,33 @@ func (f *Fake) match(c constraints) ([]*Entity, string) {
 	}
 	if len(out) == 0 {
 		return nil, "no entities matched the constraints"
+	}
+	if c.name == "" || c.duplicates || len(out) < 2 {
+		return out, ""
+	}
+	if c.preferredFloor != "" {
+		out = slices.DeleteFunc(out, func(e *Entity) bool {
+			a, ok := f.areas[f.areaOf(e)]
+			return !ok || a.Floor != c.preferredFloor
+		})
+		if len(out) < 2 {
+			return f.orNone(out)
+		}
+	}
+	if c.preferredArea != "" {
+		out = slices.DeleteFunc(out, func(e *Entity) bool { return f.areaOf(e) != c.preferredArea })
+		if len(out) < 2 {
+			return f.orNone(out)
+		}
+	}
+	return nil, "DUPLICATE_NAME"
+}
+
+// orNone is a disambiguated match: HA fails with NAME when the preference
+// left nothing.
+func (f *Fake) orNone(out []*Entity) ([]*Entity, string) {
+	if len(out) == 0 {
+		return nil, "NAME"
 	}
 	return out, ""
 }

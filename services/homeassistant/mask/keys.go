@@ -13,10 +13,11 @@ import (
 // user codes (zwave_js.set_lock_usercode), a Wi-Fi pre-shared key, and
 // device keys (Tuya's local_key, Z-Wave's network_key). Compared
 // normalized: lower case, without '_', '-', '.' and spaces.
+// A gateway's "key" (xiaomi_aqara's gateways) is its encryption key.
 var haSecretKeys = []string{
 	"code", "codetemplate", "pin", "pincode", "passcode", "usercode", "alarmcode", "armcode",
 	"disarmcode", "mastercode", "accesscode", "securitycode", "lockcode", "keypadcode",
-	"psk", "localkey", "networkkey",
+	"psk", "localkey", "networkkey", "key",
 }
 
 // IsSecretKey reports whether the value under a key of this name is a

@@ -11,7 +11,8 @@ func TestText(t *testing.T) {
 	}{
 		{"password value", "  password: hunter2", "  password: ***"},
 		{"quoted api key", `  api_key: "abc def"`, "  api_key: ***"},
-		{"comment kept", "  token: abc123 # rotate yearly", "  token: *** # rotate yearly"},
+		{"a comment beside a credential goes too", "  token: abc123 # rotate yearly", "  token: *** # ***"},
+		{"other comments stay", "  port: 1883 # rotate yearly", "  port: 1883 # rotate yearly"},
 		{"commented-out block", "# password: old-one", "# password: ***"},
 		{"secret name", "  password: !secret mqtt_password", "  password: !secret ***"},
 		{"secret name quoted", `  api_key: !secret "router key"`, "  api_key: !secret ***"},
@@ -26,7 +27,7 @@ func TestText(t *testing.T) {
 		{"block scalar", "  password: |\n    x", "  password: ***\n"},
 		{"line numbers kept", "a: 1\npassword: 2\nb: 3", "a: 1\npassword: ***\nb: 3"},
 		{"webhook trigger id", "    - platform: webhook\n      webhook_id: -Xk9_planted-id", "    - platform: webhook\n      webhook_id: ***"},
-		{"webhook id quoted", `      webhook_id: "garage-open-7f3a"  # from the phone`, `      webhook_id: ***  # from the phone`},
+		{"webhook id quoted", `      webhook_id: "garage-open-7f3a"  # from the phone`, `      webhook_id: ***  # ***`},
 		{"webhook url", "  resource: https://ha.lan:8123/api/webhook/-Xk9_planted-id?x=1", "  resource: https://ha.lan:8123/api/webhook/***?x=1"},
 		{"relative webhook url", `  url: "/api/webhook/abc123"`, `  url: "/api/webhook/***"`},
 		{"cloudhook", "# cloudhook: https://hooks.nabu.casa/gAAAAAB-planted", "# cloudhook: https://hooks.nabu.casa/***"},

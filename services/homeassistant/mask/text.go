@@ -330,7 +330,7 @@ func (t *textScanner) value(v, li, keyCol int, flow, comment, eq bool) int {
 		case tag == "!secret", tag == "!env_var", strings.HasPrefix(tag, "!include"), tag == "!input":
 			// The tag rules hide a secret's name and an env_var's default;
 			// a file or blueprint input name is no credential.
-			return e
+			return t.trailingComment(e, l, flow, comment)
 		}
 		pos = e
 		for pos < l.end && isBlank(s[pos]) {
@@ -353,7 +353,7 @@ func (t *textScanner) value(v, li, keyCol int, flow, comment, eq bool) int {
 			t.aliases = map[string]bool{}
 		}
 		t.aliases[s[pos+1:e]] = true
-		return e
+		return t.trailingComment(e, l, flow, comment)
 	case (c == '|' || c == '>') && !eq && !flow:
 		return t.hideOn(pos, li, keyCol, comment)
 	case c == '"' || c == '\'':
@@ -363,6 +363,9 @@ func (t *textScanner) value(v, li, keyCol int, flow, comment, eq bool) int {
 		}
 		if e := closeQuote(s, pos, limit); e > 0 {
 			t.hide(pos, e)
+			if e <= l.end {
+				return t.trailingComment(e, l, flow, comment)
+			}
 			return e
 		}
 		return t.hideOn(pos, li, keyCol, comment)
@@ -398,11 +401,41 @@ func (t *textScanner) value(v, li, keyCol int, flow, comment, eq bool) int {
 		// key. (Not in comments: "#password: x" and "# note" below it are
 		// prose more often than a commented-out value.)
 		if _, e, ok := t.deeper(li, keyCol, comment, false); ok {
-			end = e
+			t.hide(pos, e)
+			return e
 		}
 	}
 	t.hide(pos, end)
-	return end
+	if eq {
+		return end
+	}
+	return t.trailingComment(end, l, flow, comment)
+}
+
+// trailingComment hides the comment after a credential's value on its
+// line ("password: !secret mqtt  # was hunter2"): a note beside a
+// credential is where its old value is kept. The '#' stays. It returns
+// where the hidden text ends (end when there is no comment).
+func (t *textScanner) trailingComment(end int, l line, flow, comment bool) int {
+	if flow || comment {
+		return end
+	}
+	s, p := t.s, end
+	for p < l.end && !(s[p] == '#' && p > l.start && isBlank(s[p-1])) {
+		p++
+	}
+	if p >= l.end {
+		return end
+	}
+	c := p + 1
+	for c < l.end && isBlank(s[c]) {
+		c++
+	}
+	if c >= l.end {
+		return end
+	}
+	t.hide(c, l.end)
+	return l.end
 }
 
 // closeQuote returns the offset after the quote that closes the one at

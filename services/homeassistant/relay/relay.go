@@ -323,6 +323,9 @@ const maxDescription = 600
 
 func (r *Relay) tool(u UpstreamTool, n Name, name string, schema json.RawMessage) toolkit.Tool {
 	desc := cleanText(u.Description, maxDescription)
+	if n.Base != "" {
+		desc = dropPhrasing(desc)
+	}
 	if desc == "" {
 		desc = "Home Assistant tool " + u.Name + "."
 	}
@@ -347,6 +350,26 @@ func (r *Relay) tool(u UpstreamTool, n Name, name string, schema json.RawMessage
 		},
 	}
 	return t
+}
+
+// dropPhrasing drops the examples of spoken requests Home Assistant ends
+// its intents' descriptions with ("Use for requests like 'lock the front
+// door'."): they guide a voice assistant's wording, not what the tool
+// does, and every byte is in every prompt of the endpoint (which must stay
+// under 12 KB with 2026.9's intents).
+func dropPhrasing(desc string) string {
+	i := strings.Index(desc, " Use for requests like ")
+	if i < 0 || strings.HasPrefix(desc, "Use for requests like ") {
+		return desc
+	}
+	rest := desc[i+len(" Use for requests like "):]
+	if j := strings.Index(rest, ". "); j >= 0 {
+		return desc[:i] + " " + strings.TrimSpace(rest[j+2:])
+	}
+	if strings.HasSuffix(rest, ".") {
+		return desc[:i]
+	}
+	return desc
 }
 
 // notAScript refuses a read whose bare name a script could carry too

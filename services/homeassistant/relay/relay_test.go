@@ -130,8 +130,9 @@ func listed(t *testing.T, s *toolkittest.Service) map[string]mcp.Tool {
 // The lock rule first: however Home Assistant names its tools (bare up to
 // 2026.8, <integration>__<intent> from 2026.9) and whichever intent
 // reaches the front door — HassTurnOff by name or alias, HassTurnOn with
-// domain lock, a script, and from 2026.9 HassUnlock, HassLock and HassOpen
-// — the preview reports the lock, which the policy gives to a person.
+// domain lock, a script, and from 2026.9 HassUnlock and HassLock, with or
+// without slots — the preview reports the lock, which the policy gives to
+// a person. (HassOpen acts on covers and valves only.)
 // (Before, intent__HassUnlock was an unknown tool whose preview resolved
 // no lock.)
 func TestEveryIntentThatReachesALockReportsItWhateverTheNaming(t *testing.T) {
@@ -162,7 +163,7 @@ func TestEveryIntentThatReachesALockReportsItWhateverTheNaming(t *testing.T) {
 				struct {
 					tool string
 					args map[string]any
-				}{"ha_HassOpen", map[string]any{"name": "Main Door"}})
+				}{"ha_HassUnlock", map[string]any{}})
 		}
 		for _, c := range cases {
 			facts, preview := previewFacts(t, s, c.tool, c.args)
@@ -733,5 +734,33 @@ func TestParseName(t *testing.T) {
 	}
 	if got := ScriptEntity("_3am_check"); !slices.Equal(got, []string{"script._3am_check", "script.3am_check"}) {
 		t.Errorf("ScriptEntity = %v", got)
+	}
+}
+
+// A known intent's description keeps what the tool does and loses Home
+// Assistant's examples of spoken requests ("Use for requests like …"):
+// they are wording hints for a voice assistant, and the assist endpoint
+// must stay within its 12 KB with 2026.9's intents. Another tool's
+// description is relayed as HA wrote it.
+func TestKnownIntentsLoseTheirSpokenExamples(t *testing.T) {
+	h := newHome(t, fakehass.PrefixedNames, nil)
+	_, s, _ := serve(t, h, Settings{})
+	tools := listed(t, s)
+	for name, want := range map[string]string{
+		"ha_HassTurnOn": "Turns on/opens/presses a device or entity. For locks, this performs a 'lock' action.",
+		"ha_HassUnlock": "Unlocks a lock.",
+	} {
+		if got := tools[name].Description; !strings.HasPrefix(got, want) || strings.Contains(got, "Use for requests like") {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"Opens it. Use for requests like 'open'. Then more.", "Opens it. Then more."},
+		{"Use for requests like 'x'.", "Use for requests like 'x'."},
+		{"Opens it. Use for requests like 'open'", "Opens it. Use for requests like 'open'"},
+	} {
+		if got := dropPhrasing(c.in); got != c.want {
+			t.Errorf("dropPhrasing(%q) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }

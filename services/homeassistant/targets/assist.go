@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/text/cases"
@@ -157,7 +158,12 @@ func pyStrings(s string) ([]string, bool) {
 
 // norm is HA's _normalize_name: strip and casefold. (A Caser may keep
 // state, so each call takes its own: previews run concurrently.)
-func norm(s string) string { return cases.Fold().String(strings.TrimSpace(s)) }
+func norm(s string) string { return cases.Fold().String(strings.TrimFunc(s, pySpace)) }
+
+// pySpace is what Python's str.strip() removes: Go's blanks and the
+// separators \x1c–\x1f, which str.isspace counts (bidirectional class B
+// or S) and unicode.IsSpace does not.
+func pySpace(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) }
 
 // joinedMatch reports whether s is one of the names HA joined with ", "
 // into joined (a name that itself holds ", " is found too).

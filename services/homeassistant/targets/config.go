@@ -38,8 +38,16 @@ func (s *Snapshot) walkConfig(ctx context.Context, v any, w *walk, r *Resolution
 		for _, k := range sortedMapKeys(v) {
 			val := v[k]
 			switch {
-			case (k == "service" || k == "action") && isString(val):
+			case (k == "service" || k == "action" || k == "service_template") && isString(val):
 				s.service(ctx, val.(string), v, w, r)
+			case k == "use_blueprint":
+				// The actions are in the blueprint file, which is not
+				// readable here; its inputs name what it is given.
+				r.Opaque = true
+				r.unresolved("made from a blueprint, whose actions are not visible here")
+				if bp, ok := val.(map[string]any); ok {
+					s.mentioned(ctx, bp["input"], "", true, w, r)
+				}
 			case k == "scene" && isString(val):
 				// The "scene:" action activates a scene.
 				s.mentioned(ctx, val, "scene", true, w, r)
@@ -122,7 +130,7 @@ func (s *Snapshot) service(ctx context.Context, svc string, call map[string]any,
 	// A script turned off, a scene or group turned off: nothing runs.
 	run := name != "turn_off" && name != "stop"
 	named := 0
-	for _, key := range []string{"target", "data", "entity_id", "service_data", "area_id", "floor_id", "device_id", "label_id"} {
+	for _, key := range []string{"target", "data", "data_template", "entity_id", "service_data", "area_id", "floor_id", "device_id", "label_id"} {
 		if v, ok := call[key]; ok {
 			named += s.mentionedKey(ctx, key, v, domain, run, w, r)
 		}
@@ -151,6 +159,11 @@ func (s *Snapshot) service(ctx context.Context, svc string, call map[string]any,
 		}
 	case "scene":
 		// Its entities were added with the scene target.
+	case "python_script", "pyscript", "shell_command", "rest_command":
+		// Code or a request: it may call any service itself.
+		r.Opaque = true
+		r.domains = append(r.domains, domain)
+		r.unresolved(svc + " runs code whose effect is not in the call")
 	default:
 		r.domains = append(r.domains, domain)
 	}
@@ -191,6 +204,11 @@ func (s *Snapshot) targetKey(ctx context.Context, key string, v any, domain stri
 		if isTemplate(id) {
 			r.unresolved("a target is chosen by a template")
 			continue
+		}
+		if key == "entity_id" {
+			// config_validation.py entity_id (and vol.Lower for all and
+			// none): HA looks the id up lower-cased.
+			id = strings.ToLower(id)
 		}
 		if id == "none" {
 			continue

@@ -11,10 +11,18 @@ import (
 
 // IntentDomains are the domains an intent can act on whatever its slots
 // say (its required domains, or the only domains its handler acts on);
-// intents not listed can act on any. The intents 2026.9 added (HassLock,
-// HassUnlock, HassOpen, HassClose, HassPress) are not listed: their
-// handlers were not read here, so they count as reaching anything.
+// intents not listed can act on any. HA matches every exposed entity of
+// an intent's required domains when no slot narrows them (they are a
+// constraint of their own), so HassOpen without slots opens every exposed
+// cover and valve. HassLock, HassUnlock, HassOpen, HassClose and HassPress
+// are constrained aliases of turn on and off (components/intent
+// _async_register_onoff_aliases).
 var IntentDomains = map[string][]string{
+	"HassLock":                  {"lock"},
+	"HassUnlock":                {"lock"},
+	"HassOpen":                  {"cover", "valve"},
+	"HassClose":                 {"cover", "valve"},
+	"HassPress":                 {"button", "input_button"},
 	"HassLightSet":              {"light"},
 	"HassSetPosition":           {"cover", "valve"},
 	"HassStopMoving":            {"cover", "valve"},
@@ -189,6 +197,12 @@ func (s *Snapshot) Intent(ctx context.Context, intent string, args map[string]an
 		s.intentWithoutAssist(ctx, c, run, w, &r)
 	} else {
 		s.intentWithAssist(ctx, c, run, w, &r)
+	}
+	if len(r.Targets) == 0 && len(r.Unresolved) == 0 {
+		// HA refuses a call that matches nothing; if it does not, it acts
+		// on an entity this preview cannot see (one matched by a name
+		// GetLiveContext does not list).
+		r.unresolved("nothing shown here fits the call: Home Assistant refuses it, or acts on an entity this preview cannot see")
 	}
 	r.finish()
 	return r

@@ -242,7 +242,11 @@ func (s *Snapshot) reach(ctx context.Context, id string, run bool, w *walk, r *R
 		s.nested(ctx, key, w, r)
 	}
 	// Groups (old-style and entity groups) and scenes list their members.
-	members, _ := s.states[id].Attributes["entity_id"].([]any)
+	members, listed := s.states[id].Attributes["entity_id"].([]any)
+	if t.Domain == "scene" && run && !listed {
+		// An integration's scene (Hue, KNX) keeps what it sets to itself.
+		r.unresolved("scene " + id + " does not list the entities it sets")
+	}
 	for _, m := range members {
 		if mid, ok := m.(string); ok {
 			s.reach(ctx, mid, run, w, r)

@@ -99,6 +99,17 @@ func TestLineNumbersAreDecimalOrRefused(t *testing.T) {
 		{"dmesg 0x10", ""},
 		{"dmesg 1e3", ""},
 		{"dmesg 99999999999999999999", ""},
+		{"syslog +5", ""},
+		{"syslog 0x10", ""},
+		{"syslog 5 ", window(296, 5)},
+		{" syslog 5", window(296, 5)},
+		{"syslog 05", window(296, 5)},
+		{"syslog -5", ""},
+		{"syslog 5 1 ", window(1, 5)},
+		{"", ""},
+		{" ", ""},
+		{"dmesg +5", ""},
+		{"dmesg -0", ""},
 	}
 	for _, shell := range shells {
 		if _, err := exec.LookPath(shell); err != nil {

@@ -280,4 +280,32 @@ mqtt:
     Broken-Block-252
  api_token: Broken-Tok-253
 `, Secrets: []string{"Broken-Pass-251", "Broken-Block-252", "Broken-Tok-253"}},
+	{Name: "a note beside a credential", YAML: `
+mqtt:
+  broker: core-mosquitto
+  password: !secret mqtt_password  # was Note-Pass-261 before the reset
+  username: ha  # the broker's user
+http:
+  api_password: "Note-Pass-262"   # old one: Note-Pass-263
+  token: *tok # Note-Pass-264
+`, Secrets: []string{"Note-Pass-261", "Note-Pass-262", "Note-Pass-263", "Note-Pass-264"},
+		Keep: []string{"# the broker's user", "broker: core-mosquitto"}},
+	{Name: "a gateway key and *_pass names", YAML: `
+xiaomi_aqara:
+  discovery_retry: 5
+  gateways:
+    - key: Aqara-Key-271
+      mac: 0123456789ab
+wifi:
+  wifi_pass: Wifi-Pass-272
+  ap-pass: Ap-Pass-273
+  otaPass: Ota-Pass-274
+alarm:
+  bypass: true
+`, Secrets: []string{"Aqara-Key-271", "Wifi-Pass-272", "Ap-Pass-273", "Ota-Pass-274"},
+		Keep: []string{"discovery_retry: 5", "mac: 0123456789ab", "bypass: true"}},
+	{Name: "documents, directives and a byte order mark", YAML: "\ufeff%YAML 1.1\n---\nmqtt:\n  password: Doc-Pass-281\n...\n---\n{\"token\":\"Doc-Json-282\", \"port\": 1883}\n",
+		Secrets: []string{"Doc-Pass-281", "Doc-Json-282"}, Keep: []string{"\"port\": 1883}"}},
+	{Name: "old Mac and Unicode line breaks", YAML: "mqtt:\r  password: |\r    Break-CR-291\r  port: 1883\rb:\u2028  token:\u2028    Break-LS-292\u0085  api_key: Break-NEL-293\n",
+		Secrets: []string{"Break-CR-291", "Break-LS-292", "Break-NEL-293"}},
 }
