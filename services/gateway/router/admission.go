@@ -182,3 +182,11 @@ func (r *Router) visible(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	}
 	return out
 }
+
+// ErrNoSuchTool answers a call to a tool that the endpoint does not offer
+// or that the caller may not see; the two are deliberately one error.
+var ErrNoSuchTool = errors.New("no such tool on this endpoint")
+
+// ErrLoading answers a call that waited too long for the catalog's first
+// load.
+var ErrLoading = catalog.ErrLoading

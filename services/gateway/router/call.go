@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -15,7 +14,6 @@ import (
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
-	"github.com/toolgate/toolgate/internal/truncate"
 	"github.com/toolgate/toolgate/services/gateway/audit"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 	"github.com/toolgate/toolgate/services/gateway/catalog"
@@ -44,73 +42,16 @@ type call struct {
 	// canonical is the arguments' canonical JSON (what argsDigest hashes,
 	// and what a read sends the service).
 	canonical []byte
-	// direct: the call came on the direct path (fastcall.go), which writes
+	// direct: the call came on the direct path (direct.go), which writes
 	// a read's result as the service sent it. Then serve may answer with
 	// a nil result and the passthrough body, and textBytes for the audit.
 	direct      bool
 	passthrough []byte
 	textBytes   int
-	// viaDiscovery: the call came through toolgate_call_tool, so the next
-	// step of a preview names that tool.
-	viaDiscovery bool
-}
-
-func (r *Router) serve(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, string) {
-	res, outcome := r.route(ctx, c, req)
-	if res != nil {
-		// clean keeps the preview digest and facts of a service's _meta
-		// for the gateway's own checks; none of it leaves (a failed
-		// preview or a read could carry them too).
-		res.Meta = nil
-	}
-	return res, outcome
-}
-
-// route decides the call and runs it the way its decision says.
-func (r *Router) route(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, string) {
-	if err := r.parseArgs(c, req); err != nil {
-		return errorResult(err), string(toolerr.CodeOf(err))
-	}
-	if fail := r.decide(ctx, c); fail != nil {
-		return fail, "ticket_rejected"
-	}
-	d := c.decision
-	// A write that may change something (allowed as it is, or confirmed
-	// with a ticket) has its decision on record before the service is
-	// touched. A preview or a refusal changes nothing: like a read's, its
-	// line may wait, and goes out with its ticket and outcome lines in one
-	// write before the answer leaves.
-	if c.e.Write {
-		rec := r.record(c, audit.EventDecision, "", 0)
-		rec.Sync = d.Decision == policy.Allow || c.ticket != ""
-		r.deps.Audit.Log(rec)
-	}
-
-	switch {
-	case d.Decision == policy.Deny:
-		return errorResult(toolerr.New(toolerr.Forbidden, "denied by policy: %s", d.Reason)), "denied"
-	case !c.e.Write && d.Decision == policy.Allow:
-		if rc, ok := r.backends[c.e.Service].(rawCaller); ok && c.direct {
-			return r.forwardRaw(ctx, c, rc)
-		}
-		return r.forward(ctx, c, nil, true)
-	case !c.e.Write:
-		// The policy asked for confirmation of a read; reads have no
-		// preview, so there is nothing a user could consent to.
-		return errorResult(toolerr.New(toolerr.Forbidden, "policy requires confirmation for a read tool, which is not supported: %s", d.Reason)), "denied"
-	case d.Decision == policy.Allow && c.ticket == "":
-		// A low-risk write the policy allows without a ticket. The service
-		// still applies only a scope it previewed, so preview first.
-		return r.applyWithoutTicket(ctx, c)
-	case c.ticket == "":
-		if c.confirm {
-			return errorResult(toolerr.New(toolerr.InvalidArgument,
-				"confirm: true needs the ticket from the preview; call without confirm first to get a preview and a ticket")), string(toolerr.InvalidArgument)
-		}
-		return r.preview(ctx, c)
-	default:
-		return r.confirmTicket(ctx, c)
-	}
+	// via is the tool that carried the call (discovery's
+	// toolgate_call_tool), "" when the client called the tool itself: the
+	// next step of a preview names it.
+	via string
 }
 
 // decide asks the policy about the call (its ticket's state and facts
@@ -213,113 +154,6 @@ func (r *Router) parseArgs(c *call, req mcp.CallToolRequest) error {
 	return nil
 }
 
-// forward sends the call to the service and returns a clean result: only
-// content, structured content and isError leave (upstream _meta, result
-// types and server info stay behind), capped in size.
-func (r *Router) forward(ctx context.Context, c *call, meta map[string]any, retry bool) (*mcp.CallToolResult, string) {
-	b := r.backends[c.e.Service]
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.CallTimeout)
-	defer cancel()
-	res, err := b.Call(ctx, c.e.Upstream.Name, c.args, meta, retry)
-	if err != nil {
-		r.cat.NoticeFailure(c.e.Service, err)
-		return errorResult(err), string(toolerr.CodeOf(err))
-	}
-	if res == nil {
-		return errorResult(toolerr.New(toolerr.UpstreamUnavailable, "service %s returned no result", c.e.Service)), string(toolerr.UpstreamUnavailable)
-	}
-	return r.clean(res)
-}
-
-// clean keeps what may leave of a service's result and caps it.
-func (r *Router) clean(res *mcp.CallToolResult) (*mcp.CallToolResult, string) {
-	out := &mcp.CallToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
-	if len(res.RawStructuredContent) > 0 {
-		out.StructuredContent = res.RawStructuredContent
-	}
-	if res.Meta != nil {
-		// Only the preview digest and facts are kept, for the gateway itself.
-		keep := map[string]any{}
-		for _, k := range []string{approval.MetaPreviewDigest, approval.MetaPreviewFacts} {
-			if v, ok := res.Meta.AdditionalFields[k]; ok {
-				keep[k] = v
-			}
-		}
-		if len(keep) > 0 {
-			out.Meta = &mcp.Meta{AdditionalFields: keep}
-		}
-	}
-	out = capResult(out, r.cfg.MaxResultBytes)
-	outcome := "ok"
-	if out.IsError {
-		outcome = errorCode(out)
-	}
-	return out, outcome
-}
-
-func errorCode(res *mcp.CallToolResult) string {
-	raw, err := json.Marshal(res.StructuredContent)
-	if err == nil {
-		var body struct {
-			Error struct {
-				Code string `json:"code"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(raw, &body) == nil && body.Error.Code != "" {
-			return body.Error.Code
-		}
-	}
-	return "error"
-}
-
-// capResult enforces the gateway's byte cap on a result. Text is cut on a
-// UTF-8 boundary with an explicit marker; structured content that does not
-// fit is replaced by a note, never cut into invalid JSON.
-func capResult(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
-	size := 0
-	for _, c := range res.Content {
-		if t, ok := c.(mcp.TextContent); ok {
-			size += len(t.Text)
-		} else if b, err := json.Marshal(c); err == nil {
-			size += len(b)
-		}
-	}
-	var structured []byte
-	if res.StructuredContent != nil {
-		structured, _ = json.Marshal(res.StructuredContent)
-		size += len(structured)
-	}
-	if size <= max {
-		return res
-	}
-	budget := max
-	// The preview digest stays behind: a cut preview gets no ticket.
-	out := &mcp.CallToolResult{IsError: res.IsError}
-	note := fmt.Sprintf("[toolgate: truncated: the result had %d bytes, over the gateway's cap of %d; narrow the request]", size, max)
-	for _, c := range res.Content {
-		t, ok := c.(mcp.TextContent)
-		if !ok {
-			continue
-		}
-		keep := budget / 2
-		if len(t.Text) > keep {
-			t.Text = truncate.String(t.Text, keep) + "\n" + note
-		}
-		budget -= len(t.Text)
-		out.Content = append(out.Content, t)
-		if budget <= 0 {
-			break
-		}
-	}
-	if len(out.Content) == 0 {
-		out.Content = []mcp.Content{mcp.NewTextContent(note)}
-	}
-	if structured != nil {
-		out.StructuredContent = map[string]any{"truncated": true, "total_bytes": size, "note": note}
-	}
-	return out
-}
-
 func success(body map[string]any) *mcp.CallToolResult {
 	res, err := toolkit.Success(body, 0)
 	if err != nil {
@@ -375,4 +209,12 @@ func policyFailure(err error) string {
 		return "the policy service is unavailable, so every call is refused until it answers again; nothing was run"
 	}
 	return "the policy could not be evaluated"
+}
+
+// binding is what a ticket is bound to: this very call.
+func (r *Router) binding(c *call) tickets.Binding {
+	return tickets.Binding{
+		Client: c.id.Client.Name, User: c.id.User, UserRole: c.id.UserRole, Service: c.e.Service,
+		Tool: c.e.Upstream.Name, ArgsDigest: c.argsDigest, Force: c.force,
+	}
 }

@@ -224,7 +224,7 @@ func (r *Router) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	case a.c == nil:
 		return refusal(a.err), nil
 	}
-	a.c.viaDiscovery = true
+	a.c.via = toolCall
 	inner := mcp.CallToolRequest{}
 	inner.Params.Name = in.Name
 	inner.Params.RawArguments = in.Arguments

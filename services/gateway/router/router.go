@@ -1,7 +1,9 @@
-// Package router is the gateway's MCP front: it offers the tools of every
-// service (at /mcp) or of one service (at /mcp/<service>), asks the policy
-// about every list and call, runs the preview → ticket → confirm flow for
-// writes, and forwards calls to the services.
+// Package router runs the gateway's tool calls: the MCP front (front.go,
+// direct.go) and the other fronts' entry points (api.go, discovery.go)
+// hand every call to the one admission step (admission.go), which runs it
+// (route.go): the policy's decision (call.go), a read forwarded
+// (forward.go), a write previewed, ticketed, confirmed and approved
+// (write.go, preview.go). Read the files in that order.
 package router
 
 import (

@@ -24,14 +24,6 @@ import (
 // outright (applyWithoutTicket); a confirm redeems its ticket
 // (confirmTicket); either way the service gets a signed approval (apply).
 
-// binding is what a ticket is bound to: this very call.
-func (r *Router) binding(c *call) tickets.Binding {
-	return tickets.Binding{
-		Client: c.id.Client.Name, User: c.id.User, UserRole: c.id.UserRole, Service: c.e.Service,
-		Tool: c.e.Upstream.Name, ArgsDigest: c.argsDigest, Force: c.force,
-	}
-}
-
 // preview asks the service what the write would do and issues a ticket.
 func (r *Router) preview(ctx context.Context, c *call) (*mcp.CallToolResult, string) {
 	p, fail, outcome := r.previewed(ctx, c)
@@ -111,7 +103,7 @@ func (r *Router) issue(c *call, p previewResult) (*mcp.CallToolResult, string) {
 		"approval":   kind,
 		"reason":     c.decision.Reason,
 		"preview":    p.body,
-		"next":       nextStep(c.e.Offered.Name, t.ID, kind, c.viaDiscovery),
+		"next":       nextStep(c.e.Offered.Name, t.ID, kind, c.via),
 	}
 	if p.facts != nil {
 		body["facts"] = p.facts
@@ -119,10 +111,10 @@ func (r *Router) issue(c *call, p previewResult) (*mcp.CallToolResult, string) {
 	return success(body), "preview"
 }
 
-func nextStep(tool, ticket string, kind approval.Kind, viaDiscovery bool) string {
+func nextStep(tool, ticket string, kind approval.Kind, via string) string {
 	again := "call " + tool + " again with exactly the same arguments"
-	if viaDiscovery {
-		again = fmt.Sprintf("call %s again with name %q and exactly the same arguments", toolCall, tool)
+	if via != "" {
+		again = fmt.Sprintf("call %s again with name %q and exactly the same arguments", via, tool)
 	}
 	s := fmt.Sprintf("Nothing has changed yet. Show this preview to the user and ask for explicit consent. "+
 		"Only if the user agrees, %s plus \"confirm\": true and \"ticket\": %q.", again, ticket)
