@@ -17,7 +17,7 @@ import (
 // The direct path: a plain tools/call (mcpwire's PlainCall) on a live
 // session of a 2025 revision is served here instead of by mcp-go, through
 // the same admission and run, with a read's result passed on as the
-// service wrote it (passthrough.go). Anything else goes to mcp-go; both
+// service wrote it (forward.go). Anything else goes to mcp-go; both
 // ways answer alike (direct_test.go, app/direct_test.go).
 
 // callDirectly answers req when it is a plain tools/call it can serve, and
