@@ -78,7 +78,7 @@ func Pass(raw json.RawMessage, max int) (Passed, bool) {
 }
 
 // ErrorCode reads {"error":{"code":…}} from a failure's structured
-// content, as errorCode does.
+// content, "error" when it names none.
 func ErrorCode(structured json.RawMessage) string {
 	var body struct {
 		Error struct {

@@ -99,19 +99,13 @@ func (r *Router) clean(res *mcp.CallToolResult) (*mcp.CallToolResult, string) {
 	return out, outcome
 }
 
+// errorCode is a failure's code, read from its structured content.
 func errorCode(res *mcp.CallToolResult) string {
 	raw, err := json.Marshal(res.StructuredContent)
-	if err == nil {
-		var body struct {
-			Error struct {
-				Code string `json:"code"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(raw, &body) == nil && body.Error.Code != "" {
-			return body.Error.Code
-		}
+	if err != nil {
+		return "error"
 	}
-	return "error"
+	return mcpwire.ErrorCode(raw)
 }
 
 // capResult enforces the gateway's byte cap on a result. Text is cut on a
