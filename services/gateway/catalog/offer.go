@@ -136,34 +136,34 @@ func (c *Catalog) install(service string, entries []*Tool) {
 			taken[e.Offered.Name] = svc
 		}
 	}
-	var kept []*Tool
+	var unique []*Tool
 	for _, e := range entries {
 		if other, dup := taken[e.Offered.Name]; dup {
 			c.log.Warn("tool name already offered by another service; withheld", "service", service, "tool", e.Offered.Name, "other", other)
 			continue
 		}
-		kept = append(kept, e)
+		unique = append(unique, e)
 	}
-	if sameTools(old, kept) {
+	if sameTools(old, unique) {
 		c.mu.Unlock()
 		return
 	}
-	c.tools[service] = kept
+	c.tools[service] = unique
 	for _, o := range old {
 		delete(c.byName, o.Offered.Name)
 	}
-	for _, e := range kept {
+	for _, e := range unique {
 		c.byName[e.Offered.Name] = e
 	}
 	c.mu.Unlock()
 
 	var gone []string
 	for _, o := range old {
-		if !slices.ContainsFunc(kept, func(e *Tool) bool { return e.Offered.Name == o.Offered.Name }) {
+		if !slices.ContainsFunc(unique, func(e *Tool) bool { return e.Offered.Name == o.Offered.Name }) {
 			gone = append(gone, o.Offered.Name)
 		}
 	}
-	c.cfg.Changed(service, kept, gone)
+	c.cfg.Changed(service, unique, gone)
 }
 
 func sameTools(a, b []*Tool) bool {

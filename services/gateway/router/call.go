@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/services/gateway/audit"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 	"github.com/toolgate/toolgate/services/gateway/catalog"
+	"github.com/toolgate/toolgate/services/gateway/mcpwire"
 	"github.com/toolgate/toolgate/services/gateway/policy"
 	"github.com/toolgate/toolgate/services/gateway/tickets"
 )
@@ -42,12 +43,11 @@ type call struct {
 	// canonical is the arguments' canonical JSON (what argsDigest hashes,
 	// and what a read sends the service).
 	canonical []byte
-	// direct: the call came on the direct path (direct.go), which writes
-	// a read's result as the service sent it. Then serve may answer with
-	// a nil result and the passthrough body, and textBytes for the audit.
-	direct      bool
-	passthrough []byte
-	textBytes   int
+	// direct: the call came on the direct path (direct.go), which can
+	// write a read's result as the service sent it; passed is that result
+	// when it did (its Body set, and serve answers a nil result).
+	direct bool
+	passed mcpwire.Passed
 	// via is the tool that carried the call (discovery's
 	// toolgate_call_tool), "" when the client called the tool itself: the
 	// next step of a preview names it.
@@ -178,9 +178,9 @@ func (r *Router) record(c *call, event, outcome string, bytes int) audit.Record 
 	return rec
 }
 
-// finish records the call. A nil res is a result passed through (c.direct).
+// finish records the call. A nil res is a result passed through (c.passed).
 func (r *Router) finish(c *call, res *mcp.CallToolResult, outcome string) {
-	n := c.textBytes
+	n := c.passed.Text
 	for _, ct := range resContent(res) {
 		if t, ok := ct.(mcp.TextContent); ok {
 			n += len(t.Text)

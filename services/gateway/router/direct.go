@@ -61,7 +61,7 @@ func (r *Router) callDirectly(w http.ResponseWriter, req *http.Request, endpoint
 			return r.serve(req.Context(), c, treq)
 		})
 		r.finish(c, res, outcome)
-		result = c.passthrough
+		result = c.passed.Body
 	}
 	if res != nil {
 		var err error
@@ -81,7 +81,7 @@ func (r *Router) serveRecovered(c *call, serve func() (*mcp.CallToolResult, stri
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("tool call panicked", "tool", c.e.Offered.Name, "panic", fmt.Sprint(p))
-			c.passthrough = nil
+			c.passed = mcpwire.Passed{}
 			res, outcome = errorResult(toolerr.New(toolerr.Internal, "internal error")), string(toolerr.Internal)
 		}
 	}()

@@ -34,7 +34,7 @@ func (r *Router) forwardRaw(ctx context.Context, c *call, b rawCaller) (*mcp.Cal
 		return errorResult(err), string(toolerr.CodeOf(err))
 	}
 	if p, ok := mcpwire.Pass(raw, r.cfg.MaxResultBytes); ok {
-		c.passthrough, c.textBytes = p.Body, p.Text
+		c.passed = p
 		outcome := "ok"
 		if p.IsError {
 			outcome = mcpwire.ErrorCode(p.Structured)

@@ -237,12 +237,12 @@ func (r *Router) install(service string, tools []*catalog.Tool, gone []string) {
 		if ts.Service != service {
 			continue
 		}
-		var mine []server.ServerTool
+		var inSet []server.ServerTool
 		for _, st := range served {
 			if ts.Has(st.Tool.Name) {
-				mine = append(mine, st)
+				inSet = append(inSet, st)
 			}
 		}
-		r.sets[ts.Name].SetTools(mine...)
+		r.sets[ts.Name].SetTools(inSet...)
 	}
 }
