@@ -18,7 +18,7 @@ import (
 // returns what the router calls when a ticket starts waiting. refresh
 // re-reads a service after an operator accepted one of its pins; cat
 // answers the admin API's endpoint listing.
-func (g *Gateway) buildApprovals(cfg Config, auditLog *audit.Logger, o Options, refresh func(service string), cat *catalog) (func(tickets.Ticket), error) {
+func (g *Gateway) buildApprovals(cfg Config, auditLog *audit.Logger, o Options, refresh func(service string), cat *endpointCatalog) (func(tickets.Ticket), error) {
 	events := &ticketEvents{metrics: g.Metrics, audit: auditLog, now: o.Now, refresh: refresh}
 	api, err := admin.NewHandler(cfg.AdminToken, g.Tickets, g.Pins, events, o.Logger, admin.WithCatalog(cat))
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/services/gateway/audit"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 	"github.com/toolgate/toolgate/services/gateway/backend"
+	"github.com/toolgate/toolgate/services/gateway/catalog"
 	"github.com/toolgate/toolgate/services/gateway/metrics"
 	"github.com/toolgate/toolgate/services/gateway/notify"
 	"github.com/toolgate/toolgate/services/gateway/openapi"
@@ -90,7 +91,7 @@ type Config struct {
 	RefreshInterval    time.Duration
 	// Toolsets are endpoints offering part of one service's tools
 	// (/mcp/sonarr); LoadConfig starts from DefaultToolsets.
-	Toolsets []router.Toolset
+	Toolsets []catalog.Toolset
 	// AuditBatch, when positive, lets read lines wait up to this long to
 	// be written together (lines about writes and tickets never wait);
 	// Close writes whatever waits. Zero writes every line at once.
@@ -201,7 +202,7 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	// Backends and the admin API refresh services through r; the router
 	// they refresh is built after them.
 	r := &lazyRefresh{}
-	cat := &catalog{toolsets: cfg.Toolsets}
+	cat := &endpointCatalog{toolsets: cfg.Toolsets}
 	var onPending func(tickets.Ticket)
 	if len(cfg.AdminToken) > 0 {
 		if onPending, err = g.buildApprovals(cfg, auditLog, o, r.refresh, cat); err != nil {

@@ -6,24 +6,25 @@ import (
 
 	"github.com/toolgate/toolgate/services/gateway/admin"
 	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/catalog"
 	"github.com/toolgate/toolgate/services/gateway/router"
 )
 
-// catalog tells the admin API which endpoints show each client of the
+// endpointCatalog tells the admin API which endpoints show each client of the
 // tokens file tools (install.sh prints only those). Its router and tokens
 // are set once Build has made them, before anything is served.
-type catalog struct {
+type endpointCatalog struct {
 	router   *router.Router
 	tokens   auth.TokenSource
-	toolsets []router.Toolset
+	toolsets []catalog.Toolset
 }
 
-func (c *catalog) Refresh(ctx context.Context) { c.router.RefreshAll(ctx) }
+func (c *endpointCatalog) Refresh(ctx context.Context) { c.router.RefreshAll(ctx) }
 
 // offered are the endpoints a client is given: every service's own, but a
 // service split into toolsets by its toolsets only (its own endpoint would
 // cost a prompt more than an endpoint may).
-func (c *catalog) offered() []string {
+func (c *endpointCatalog) offered() []string {
 	split := map[string]bool{}
 	for _, ts := range c.toolsets {
 		split[ts.Service] = true
@@ -34,7 +35,7 @@ func (c *catalog) offered() []string {
 // ClientEndpoints asks the router's own listing (VisibleTools: the
 // visibility filter and policy of tools/list) as each client, with no end
 // user, as a client's set-up lists tools before anyone signs in.
-func (c *catalog) ClientEndpoints(ctx context.Context) []admin.ClientEndpoints {
+func (c *endpointCatalog) ClientEndpoints(ctx context.Context) []admin.ClientEndpoints {
 	offered := c.offered()
 	var out []admin.ClientEndpoints
 	for _, cl := range c.tokens.Current().Clients() {
