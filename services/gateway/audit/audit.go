@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -31,15 +32,28 @@ const maxField = 1024
 
 // Record is one audit event. Empty fields are omitted from the line.
 type Record struct {
-	Time       time.Time
-	Event      string // EventDecision, EventOutcome, EventTicket or EventPin
-	Client     string
-	User       string
-	UserRole   string
-	Service    string
-	Tool       string
-	Decision   string
-	Reason     string
+	Time     time.Time
+	Event    string // EventDecision, EventOutcome, EventTicket or EventPin
+	Client   string
+	User     string
+	UserRole string
+	// Endpoint is the MCP endpoint the call was admitted on ("/mcp",
+	// "/mcp/sonarr", "/mcp/discover"); an OpenAPI call names its
+	// service's.
+	Endpoint string
+	Service  string
+	Tool     string
+	// Phase is what the call was: PhaseRead, PhasePreview (a write
+	// without confirm), PhaseConfirm, or PhaseApply (a low-risk write
+	// applied without a ticket); "" when it was refused before its
+	// arguments were read.
+	Phase    string
+	Decision string
+	Reason   string
+	// ReasonID is the stable id of Reason (the policy's reason_id, or
+	// the admission step's refusal), for grouping: Reason's words may
+	// change, ReasonID does not.
+	ReasonID   string
 	Approval   approval.Kind
 	TicketID   string
 	ArgsDigest string
@@ -49,7 +63,18 @@ type Record struct {
 	// Sync writes this line, and every line before it, before Log
 	// returns, even on a buffered Logger (writes, tickets). Not written.
 	Sync bool
+	// Args are the call's canonical arguments. Not written: only a tap
+	// (the operator console) receives them, beside the line.
+	Args []byte
 }
+
+// Phases of a call.
+const (
+	PhaseRead    = "read"
+	PhasePreview = "preview"
+	PhaseConfirm = "confirm"
+	PhaseApply   = "apply"
+)
 
 // line fixes the on-disk field names; they are a stable interface for log
 // shippers and must not be renamed.
@@ -59,10 +84,13 @@ type line struct {
 	Client     string  `json:"client,omitempty"`
 	User       string  `json:"user,omitempty"`
 	UserRole   string  `json:"user_role,omitempty"`
+	Endpoint   string  `json:"endpoint,omitempty"`
 	Service    string  `json:"service,omitempty"`
 	Tool       string  `json:"tool,omitempty"`
+	Phase      string  `json:"phase,omitempty"`
 	Decision   string  `json:"decision,omitempty"`
 	Reason     string  `json:"reason,omitempty"`
+	ReasonID   string  `json:"reason_id,omitempty"`
 	Approval   string  `json:"approval,omitempty"`
 	TicketID   string  `json:"ticket_id,omitempty"`
 	ArgsDigest string  `json:"args_digest,omitempty"`
@@ -86,6 +114,31 @@ type Logger struct {
 	interval time.Duration
 	timer    *time.Timer
 	closed   bool
+
+	// tap, when set, receives every line without waiting (Tap).
+	tap     chan<- Tapped
+	dropped atomic.Int64
+}
+
+// Tapped is one audit line as written (without its newline) and the
+// call's arguments (Record.Args), which never reach the sink.
+type Tapped struct {
+	Line []byte
+	Args []byte
+}
+
+// Tap hands every line logged from now on to ch as well. Log never waits
+// for ch: a line that finds it full is only counted (Dropped), so a slow
+// reader costs the calls nothing; the sink still gets every line. Call
+// Tap before the Logger is used.
+func (l *Logger) Tap(ch chan<- Tapped) { l.tap = ch }
+
+// Dropped is how many lines the tap missed because its channel was full.
+func (l *Logger) Dropped() int64 {
+	if l == nil {
+		return 0
+	}
+	return l.dropped.Load()
 }
 
 // New returns a Logger that writes each record to w at once.
@@ -126,10 +179,13 @@ func (l *Logger) Log(r Record) {
 		Client:     clean(r.Client),
 		User:       clean(r.User),
 		UserRole:   clean(r.UserRole),
+		Endpoint:   clean(r.Endpoint),
 		Service:    clean(r.Service),
 		Tool:       clean(r.Tool),
+		Phase:      clean(r.Phase),
 		Decision:   clean(r.Decision),
 		Reason:     clean(r.Reason),
+		ReasonID:   clean(r.ReasonID),
 		Approval:   clean(string(r.Approval)),
 		TicketID:   clean(r.TicketID),
 		ArgsDigest: clean(r.ArgsDigest),
@@ -137,6 +193,15 @@ func (l *Logger) Log(r Record) {
 		Outcome:    clean(r.Outcome),
 		Bytes:      r.Bytes,
 	})
+	if l.tap != nil {
+		// b is never written to again below its length (the newline goes
+		// after it), so the reader may keep it.
+		select {
+		case l.tap <- Tapped{Line: b, Args: r.Args}:
+		default:
+			l.dropped.Add(1)
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.buffered || l.closed {

@@ -17,7 +17,8 @@ func appendLine(b []byte, l line) []byte {
 		key, v string
 	}{
 		{`,"event":`, l.Event}, {`,"client":`, l.Client}, {`,"user":`, l.User}, {`,"user_role":`, l.UserRole},
-		{`,"service":`, l.Service}, {`,"tool":`, l.Tool}, {`,"decision":`, l.Decision}, {`,"reason":`, l.Reason},
+		{`,"endpoint":`, l.Endpoint}, {`,"service":`, l.Service}, {`,"tool":`, l.Tool}, {`,"phase":`, l.Phase},
+		{`,"decision":`, l.Decision}, {`,"reason":`, l.Reason}, {`,"reason_id":`, l.ReasonID},
 		{`,"approval":`, l.Approval}, {`,"ticket_id":`, l.TicketID}, {`,"args_digest":`, l.ArgsDigest},
 	} {
 		if f.v != "" {
