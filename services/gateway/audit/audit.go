@@ -84,19 +84,20 @@ type line struct {
 	Client     string  `json:"client,omitempty"`
 	User       string  `json:"user,omitempty"`
 	UserRole   string  `json:"user_role,omitempty"`
-	Endpoint   string  `json:"endpoint,omitempty"`
 	Service    string  `json:"service,omitempty"`
 	Tool       string  `json:"tool,omitempty"`
-	Phase      string  `json:"phase,omitempty"`
 	Decision   string  `json:"decision,omitempty"`
 	Reason     string  `json:"reason,omitempty"`
-	ReasonID   string  `json:"reason_id,omitempty"`
 	Approval   string  `json:"approval,omitempty"`
 	TicketID   string  `json:"ticket_id,omitempty"`
 	ArgsDigest string  `json:"args_digest,omitempty"`
 	DurationMS float64 `json:"duration_ms,omitempty"`
 	Outcome    string  `json:"outcome,omitempty"`
 	Bytes      int     `json:"bytes,omitempty"`
+	// Added later, so after the older fields.
+	Endpoint string `json:"endpoint,omitempty"`
+	Phase    string `json:"phase,omitempty"`
+	ReasonID string `json:"reason_id,omitempty"`
 }
 
 // Logger writes Records to an io.Writer. It is safe for concurrent use.

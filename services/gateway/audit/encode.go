@@ -17,8 +17,7 @@ func appendLine(b []byte, l line) []byte {
 		key, v string
 	}{
 		{`,"event":`, l.Event}, {`,"client":`, l.Client}, {`,"user":`, l.User}, {`,"user_role":`, l.UserRole},
-		{`,"endpoint":`, l.Endpoint}, {`,"service":`, l.Service}, {`,"tool":`, l.Tool}, {`,"phase":`, l.Phase},
-		{`,"decision":`, l.Decision}, {`,"reason":`, l.Reason}, {`,"reason_id":`, l.ReasonID},
+		{`,"service":`, l.Service}, {`,"tool":`, l.Tool}, {`,"decision":`, l.Decision}, {`,"reason":`, l.Reason},
 		{`,"approval":`, l.Approval}, {`,"ticket_id":`, l.TicketID}, {`,"args_digest":`, l.ArgsDigest},
 	} {
 		if f.v != "" {
@@ -37,6 +36,14 @@ func appendLine(b []byte, l line) []byte {
 	if l.Bytes != 0 {
 		b = append(b, `,"bytes":`...)
 		b = strconv.AppendInt(b, int64(l.Bytes), 10)
+	}
+	for _, f := range [...]struct {
+		key, v string
+	}{{`,"endpoint":`, l.Endpoint}, {`,"phase":`, l.Phase}, {`,"reason_id":`, l.ReasonID}} {
+		if f.v != "" {
+			b = append(b, f.key...)
+			b = appendString(b, f.v)
+		}
 	}
 	return append(b, '}')
 }
