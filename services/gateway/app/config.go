@@ -13,8 +13,8 @@ import (
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/services/gateway/approvals"
 	"github.com/toolgate/toolgate/services/gateway/audit"
-	"github.com/toolgate/toolgate/services/gateway/console"
 	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/console"
 	"github.com/toolgate/toolgate/services/gateway/sessions"
 )
 
