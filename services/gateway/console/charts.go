@@ -12,9 +12,9 @@ import (
 // text the template escapes.
 
 const (
-	chartW    = 360.0
-	chartH    = 96.0
-	padLeft   = 34.0
+	chartW    = 272.0
+	chartH    = 110.0
+	padLeft   = 44.0
 	padBottom = 16.0
 	plotW     = chartW - padLeft - 4
 	plotH     = chartH - padBottom - 6
@@ -22,6 +22,7 @@ const (
 
 type chart struct {
 	W, H  float64
+	Base  float64 // the x axis
 	Bars  []bar
 	Lines []line
 	Ticks []tick // y axis
@@ -49,7 +50,7 @@ type tick struct {
 func xOf(i int) float64 { return padLeft + float64(i)*plotW/minutes }
 
 func newChart(title string) chart {
-	c := chart{W: chartW, H: chartH, Title: title}
+	c := chart{W: chartW, H: chartH, Base: plotH + 6, Title: title}
 	for _, m := range []int{0, 15, 30, 45, 59} {
 		label := fmt.Sprintf("−%dm", minutes-1-m)
 		if m == minutes-1 {
@@ -120,7 +121,7 @@ func latencyChart(f ServiceFigures) chart {
 	}
 	frac := func(v float64) float64 { return math.Log10(v/lo) / math.Log10(hi/lo) }
 	for v := lo; v <= hi*1.0001; v *= 10 {
-		c.Ticks = append(c.Ticks, tick{X: padLeft - 4, Y: round(plotH + 6 - frac(v)*plotH), Label: formatMS(v)})
+		c.Ticks = append(c.Ticks, tick{X: padLeft - 4, Y: round(plotH + 6 - frac(v)*plotH), Label: axisMS(v)})
 	}
 	for _, s := range []struct {
 		vals  []float64
@@ -138,6 +139,17 @@ func latencyChart(f ServiceFigures) chart {
 	return c
 }
 
+// axisMS labels a power of ten of milliseconds briefly.
+func axisMS(ms float64) string {
+	switch {
+	case ms >= 1000:
+		return fmt.Sprintf("%g s", ms/1000)
+	case ms >= 1:
+		return fmt.Sprintf("%g ms", ms)
+	}
+	return fmt.Sprintf("%g µs", ms*1000)
+}
+
 func minuteLabel(i int) string {
 	if i == minutes-1 {
 		return "this minute"
@@ -145,10 +157,15 @@ func minuteLabel(i int) string {
 	return fmt.Sprintf("%d min ago", minutes-1-i)
 }
 
-// yTicks are 0, half and the top of a linear axis.
+// yTicks are 0, half (when it is a whole number) and the top of a
+// linear axis.
 func yTicks(scale float64, label func(float64) string, frac func(float64) float64) []tick {
 	var out []tick
-	for _, v := range []float64{0, scale / 2, scale} {
+	vals := []float64{0, scale / 2, scale}
+	if scale < 2 {
+		vals = []float64{0, scale}
+	}
+	for _, v := range vals {
 		out = append(out, tick{X: padLeft - 4, Y: round(plotH + 6 - frac(v)*plotH), Label: label(v)})
 	}
 	return out

@@ -235,8 +235,10 @@ func (c *Console) shownArgs(e Entry) (string, string) {
 	switch {
 	case e.ArgsSize > 0:
 		return "", fmt.Sprintf("The arguments (%d bytes) were too large to keep; the audit line holds their digest.", e.ArgsSize)
-	case e.Args == nil:
+	case e.FromFile:
 		return "", "Not kept: this call was read from the audit file, which holds only the arguments' digest, never the arguments."
+	case e.Args == nil:
+		return "", "None read: the call was refused before its arguments were read."
 	}
 	red, err := c.deps.Redactor.JSON(e.Args)
 	if err != nil {
@@ -277,6 +279,7 @@ type pinView struct {
 	Diff    []diffLine
 	Full    string
 	WhatFor string
+	CSRF    string
 }
 
 type diffLine struct {
@@ -286,7 +289,7 @@ type diffLine struct {
 func (c *Console) waiting(w http.ResponseWriter, r *http.Request) {
 	v := waitingView{frame: c.frame(r, "Waiting for you", "waiting"), Tickets: c.deps.Tickets.List(tickets.Pending), Done: doneText(r.URL.Query().Get("done"))}
 	for _, p := range c.deps.Pins.Pending() {
-		pv := pinView{Change: p, Diff: diffLines(pins.Diff(p)), Full: pins.Render(p.CurrentDefinition), WhatFor: "tool " + p.Tool}
+		pv := pinView{Change: p, Diff: diffLines(pins.Diff(p)), Full: pins.Render(p.CurrentDefinition), WhatFor: "tool " + p.Tool, CSRF: v.Session.CSRF}
 		if p.Tool == pins.Instructions {
 			pv.WhatFor = "instructions"
 		}

@@ -52,7 +52,7 @@ func newStats() *stats { return &stats{services: map[string]*[minutes]minute{}} 
 func (s *stats) add(rec audit.Record, class string) {
 	service := rec.Service
 	if service == "" {
-		service = "(unknown tool)"
+		return // a tool no service offers: no service's figure
 	}
 	slots := s.services[service]
 	if slots == nil {
@@ -74,7 +74,9 @@ func (s *stats) add(rec audit.Record, class string) {
 	case ClassRefused:
 		m.refused++
 	}
-	if class != ClassRefused {
+	// A line without a duration (a refusal, a trail written by a clock
+	// that stood still) has no latency to count.
+	if class != ClassRefused && rec.DurationMS > 0 {
 		m.latency[bucketOf(rec.DurationMS)]++
 		m.measured++
 	}

@@ -39,6 +39,9 @@ type Entry struct {
 	// ArgsSize is their size when they were too large to keep.
 	Args     []byte
 	ArgsSize int
+	// FromFile: read from the audit file on start (which never holds
+	// arguments), not from the tap.
+	FromFile bool
 }
 
 // Class is what became of the call.
@@ -58,9 +61,34 @@ func classOf(r audit.Record) string {
 	return ClassFailed
 }
 
-// Why is the reason worth showing: for a call refused, waiting or failed
-// on a ticket, and for a preview (why it needs confirming).
-func (e Entry) Why() bool { return e.Class() != ClassOK }
+// Why is the reason worth showing: for a call refused or held (waiting
+// for a person, or a preview waiting for the client's confirm). A call
+// that ran, well or not, was allowed; its outcome says the rest.
+func (e Entry) Why() bool {
+	c := e.Class()
+	return c == ClassRefused || c == ClassWaiting || c == ClassPreview
+}
+
+// admissionWords say what the admission step's refusals mean; their audit
+// lines carry the id alone as the reason.
+var admissionWords = map[string]string{
+	"unknown_tool":    "no service offers a tool of this name",
+	"not_on_endpoint": "the tool is not on the endpoint the client called",
+	"not_visible":     "the policy does not let this client see the tool",
+	"no_end_user":     "the client did not say which end user asks",
+	"no_client":       "no authenticated client",
+}
+
+// ReasonText is the reason in words: the policy's, or what an admission
+// refusal means.
+func (e Entry) ReasonText() string {
+	if e.Reason == e.ReasonID {
+		if w, ok := admissionWords[e.ReasonID]; ok {
+			return w
+		}
+	}
+	return e.Reason
+}
 
 // Window is the operator console's memory of the audit trail: the latest
 // calls, and per service the calls, failures and latencies of the last
@@ -88,7 +116,7 @@ func NewWindow(size int) *Window {
 // restart keeps what the trail holds. Unreadable lines are counted and
 // skipped.
 func (w *Window) Load(path string) error {
-	return audit.ReadFile(path, func(line []byte) { w.addLine(line, nil) })
+	return audit.ReadFile(path, func(line []byte) { w.addLine(line, nil, true) })
 }
 
 // Run reads the tap until ctx ends.
@@ -98,12 +126,12 @@ func (w *Window) Run(ctx context.Context, tap <-chan audit.Tapped) {
 		case <-ctx.Done():
 			return
 		case t := <-tap:
-			w.addLine(t.Line, t.Args)
+			w.addLine(t.Line, t.Args, false)
 		}
 	}
 }
 
-func (w *Window) addLine(line, args []byte) {
+func (w *Window) addLine(line, args []byte, fromFile bool) {
 	rec, err := audit.Parse(line)
 	if err != nil {
 		w.mu.Lock()
@@ -111,16 +139,18 @@ func (w *Window) addLine(line, args []byte) {
 		w.mu.Unlock()
 		return
 	}
-	w.Add(rec, args)
+	w.add(rec, args, fromFile)
 }
 
 // Add puts one audit record into the window; only call outcomes are
 // calls (decision, ticket and pin lines are not).
-func (w *Window) Add(rec audit.Record, args []byte) {
+func (w *Window) Add(rec audit.Record, args []byte) { w.add(rec, args, false) }
+
+func (w *Window) add(rec audit.Record, args []byte, fromFile bool) {
 	if rec.Event != audit.EventOutcome {
 		return
 	}
-	e := Entry{Record: rec}
+	e := Entry{Record: rec, FromFile: fromFile}
 	if len(args) > maxArgsKept {
 		e.ArgsSize = len(args)
 	} else {
@@ -183,7 +213,7 @@ func (w *Window) Latest(f Filter, limit int) Activity {
 		if all.match(e) && e.Why() && e.ReasonID != "" {
 			rc := reasons[e.ReasonID]
 			if rc == nil {
-				rc = &ReasonCount{ID: e.ReasonID, Reason: e.Reason}
+				rc = &ReasonCount{ID: e.ReasonID, Reason: e.ReasonText()}
 				reasons[e.ReasonID] = rc
 			}
 			rc.Count++
