@@ -303,7 +303,7 @@ if ! docker compose version >/dev/null 2>&1; then
 			docker compose version >/dev/null 2>&1 || die "built docker compose but 'docker compose' still fails"
 		fi
 	else
-		die "docker compose v2 is missing: install Docker's compose plugin (https://docs.docker.com/compose/install/) or Go 1.26+ so this script can build it"
+		die "$(scripts/compose-hint.sh)"
 	fi
 fi
 
@@ -319,7 +319,11 @@ if $down; then
 	exit 0
 fi
 
-command -v go >/dev/null 2>&1 || die "Go 1.26+ is needed to build the images (they are FROM scratch with binaries built here)"
+# The host's Go builds the binaries, else a Go container: settled (and
+# its image pulled) before anything is written; else one line what to do.
+if $build; then
+	run scripts/build.sh --check || exit 1
+fi
 
 # --- secrets -----------------------------------------------------------------
 # Files from secrets.example/ are copied once and never overwritten; the
@@ -403,8 +407,28 @@ gateway_built=false
 build_gateway() {
 	$gateway_built && return
 	mkdir -p "$(dirname "$gateway_bin")"
-	CGO_ENABLED=0 go build -trimpath -o "$gateway_bin" ./services/gateway
+	# With --no-build, the gateway of the image the stack runs when it runs
+	# on this host (images built elsewhere and docker load-ed: no Go needed).
+	if ! $build && gateway_from_image; then
+		gateway_built=true
+		return
+	fi
+	scripts/build.sh "$gateway_bin" ./services/gateway >/dev/null || die "could not build the gateway for this host"
 	gateway_built=true
+}
+gateway_from_image() {
+	local cid image="toolgate/gateway:${TOOLGATE_TAG:-local}"
+	docker image inspect "$image" >/dev/null 2>&1 || return 1
+	cid=$(docker create "$image") || return 1
+	docker cp "$cid:/app" "$gateway_bin.new" >/dev/null 2>&1
+	docker rm "$cid" >/dev/null 2>&1 || true
+	# An image for another architecture does not run here (exit 126).
+	if [ -x "$gateway_bin.new" ] && "$gateway_bin.new" help >/dev/null 2>&1; then
+		mv "$gateway_bin.new" "$gateway_bin"
+		return 0
+	fi
+	rm -f "$gateway_bin.new"
+	return 1
 }
 
 # Each service with write tools verifies approvals with its own key, derived
@@ -574,7 +598,7 @@ fi
 
 # --- images and start ----------------------------------------------------------
 if $build; then
-	say "== building images (local Go toolchain, no registry)"
+	say "== building images (no registry: scripts/images.sh)"
 	run scripts/images.sh
 fi
 # Exact profile switches: the containers of services whose profile is off

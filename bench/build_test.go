@@ -23,7 +23,7 @@ func TestBuildIsTheImagesBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(buildScript) + ` "\$ctx/bin/\$name" "\$pkg"$`).Match(images) {
+	if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(buildScript) + ` "\$bin/" "\$\{build\[@\]\}"$`).Match(images) {
 		t.Errorf("scripts/images.sh does not build the images' binaries with %s", buildScript)
 	}
 	if regexp.MustCompile(`(?m)^\s*(CGO_ENABLED=\S+\s+)?go\s+build\b`).Match(images) {
@@ -50,6 +50,13 @@ func TestBuildIsTheImagesBuild(t *testing.T) {
 	}
 	for k, v := range want {
 		t.Errorf("build setting %s missing, want %q", k, v)
+	}
+	// -buildvcs=false: a checkout with git and one without (a tarball, the
+	// Go container's mount) build the same bytes.
+	for _, s := range info.Settings {
+		if strings.HasPrefix(s.Key, "vcs") {
+			t.Errorf("build setting %s=%q: the binary is stamped with VCS data (-buildvcs=false)", s.Key, s.Value)
+		}
 	}
 	f, err := elf.Open(out)
 	if err != nil {

@@ -77,8 +77,13 @@ func TestStack(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { _, _ = run(context.Background(), "docker", "rm", "-f", owui) })
+	// As on a host without Go (builder_test.go): the images are built inside
+	// the Go image; the host's Go path is TestImagesForArm64's (and the
+	// probe's above, when its image is missing).
+	ensureCompose(ctx, t)
+	noGo := withoutGo(t)
 	install := func(args ...string) (string, error) {
-		return run(ctx, filepath.Join(repoRoot, "install.sh"), append([]string{"--demo", "--project", project, "--secrets", secrets, "--env-file", envFile, "--openwebui", owui}, args...)...)
+		return runEnv(ctx, noGo, filepath.Join(repoRoot, "install.sh"), append([]string{"--demo", "--project", project, "--secrets", secrets, "--env-file", envFile, "--openwebui", owui}, args...)...)
 	}
 
 	// The approval page is published on the host's loopback, as a person
@@ -88,6 +93,9 @@ func TestStack(t *testing.T) {
 	if err != nil {
 		logs, _ := run(context.Background(), "docker", compose("logs", "--no-color", "--tail", "30")...)
 		t.Fatalf("install.sh --demo: %v\n%s\n--- logs\n%s", err, out, logs)
+	}
+	if !strings.Contains(out, "building inside "+builderImage(t)) {
+		t.Errorf("install.sh did not build inside the Go image:\n%s", out)
 	}
 	printed := regexp.MustCompile(`(?m)^\s+(tg_[A-Za-z0-9_-]+)\s*$`).FindAllStringSubmatch(out, -1)
 	if len(printed) != 2 {

@@ -94,6 +94,10 @@
 //     to end the token or be followed by a numeric port or a path, so
 //     "mailto:", "sip:" and other "scheme:user@host" forms, e-mail
 //     addresses and container digests ("nginx:1.25@sha256:…") stay.
+//  8. Keys a vendor writes with a fixed prefix (GitHub "ghp_…", OpenAI
+//     "sk-…", Slack "xoxb-…", Google "AIza…", ntfy "tk_…", toolgate's own
+//     "tg_…" and more: vendorTokens), when the prefix starts a word and the
+//     rest has the vendor's length: "ghp_[REDACTED]".
 //
 // The rules prefer over-redaction ("Primary key: id" loses "id") to leaks.
 //

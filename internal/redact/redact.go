@@ -121,6 +121,9 @@ func (r *Redactor) String(s string) string {
 	if strings.Contains(s, "hook") {
 		s = redactHookPaths(s)
 	}
+	if vendorTokenHint(s) {
+		s = redactVendorTokens(s)
+	}
 	return s
 }
 

@@ -190,3 +190,138 @@ func bareHostFollows(s string, i int) bool {
 	}
 	return h == len(s) || s[h] == '/' || userinfoStart(s[h]) || s[h] == ')' || s[h] == ']' || s[h] == '}' || s[h] == '.' && (h+1 == len(s) || isSpace(s[h+1]))
 }
+
+// vendorToken is a credential format that announces itself by a fixed
+// prefix: GitHub, GitLab, OpenAI and Anthropic, Slack, Stripe, Google,
+// Hugging Face, npm, ntfy and Tailscale keys, and toolgate's own. The prefix stays readable
+// (it says what kind of key was there); the rest is replaced.
+type vendorToken struct {
+	prefix   string
+	min, max int // length of the part after the prefix
+	// mixed: the rest must hold a letter and a digit, so that a long
+	// hyphenated word after a short prefix ("sk-…") is not taken for a key.
+	mixed bool
+}
+
+var vendorTokens = []vendorToken{
+	{prefix: "ghp_", min: 30, max: 255}, // GitHub: personal, OAuth, user-to-server, server, refresh
+	{prefix: "gho_", min: 30, max: 255},
+	{prefix: "ghu_", min: 30, max: 255},
+	{prefix: "ghs_", min: 30, max: 255},
+	{prefix: "ghr_", min: 30, max: 255},
+	{prefix: "github_pat_", min: 40, max: 255},
+	{prefix: "glpat-", min: 20, max: 255},                // GitLab
+	{prefix: "sk-", min: 32, max: 255, mixed: true},      // OpenAI (sk-proj-…), Anthropic (sk-ant-…)
+	{prefix: "sk_live_", min: 20, max: 255, mixed: true}, // Stripe
+	{prefix: "rk_live_", min: 20, max: 255, mixed: true}, // Stripe restricted
+	{prefix: "xoxb-", min: 10, max: 255, mixed: true},    // Slack bot, user, app, refresh
+	{prefix: "xoxp-", min: 10, max: 255, mixed: true},
+	{prefix: "xoxa-", min: 10, max: 255, mixed: true},
+	{prefix: "xoxe-", min: 10, max: 255, mixed: true},
+	{prefix: "xapp-", min: 10, max: 255, mixed: true},
+	{prefix: "hf_", min: 30, max: 255, mixed: true},    // Hugging Face
+	{prefix: "npm_", min: 36, max: 36},                 // npm
+	{prefix: "tk_", min: 29, max: 29, mixed: true},     // ntfy access token
+	{prefix: "tskey-", min: 20, max: 255, mixed: true}, // Tailscale auth and API keys
+	{prefix: "tg_", min: 43, max: 43},                  // toolgate's own client tokens (auth.NewToken)
+	// Google API keys have no separator; the scan expects this entry last.
+	{prefix: "AIza", min: 35, max: 35},
+}
+
+// minVendorToken is the length of the shortest vendor token.
+const minVendorToken = len("xoxb-") + 10
+
+// vendorTokenHint reports whether s is long enough and has a byte every
+// vendor prefix contains, so most text skips the scan.
+func vendorTokenHint(s string) bool {
+	return len(s) >= minVendorToken &&
+		(strings.IndexByte(s, '_') >= 0 || strings.IndexByte(s, '-') >= 0 || strings.Contains(s, "AIza"))
+}
+
+// redactVendorTokens replaces the secret part of every vendorToken that
+// starts a word. It jumps from one '-' or '_' to the next and looks back
+// at most len("github_pat_") bytes for a prefix ending there (Google's
+// "AIza" has no separator and is searched for itself), so hostile input
+// stays linear.
+func redactVendorTokens(s string) string {
+	p := splicer{s: s}
+	last := 0
+	try := func(v *vendorToken, start int) int {
+		if start < last || start > 0 && isB64URL(s[start-1]) {
+			return -1
+		}
+		rest := start + len(v.prefix)
+		end, letter, digit := rest, false, false
+		for end < len(s) && isB64URL(s[end]) {
+			c := s[end]
+			letter = letter || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+			digit = digit || '0' <= c && c <= '9'
+			end++
+		}
+		if n := end - rest; n < v.min || n > v.max || v.mixed && !(letter && digit) {
+			return -1
+		}
+		p.replace(rest, end)
+		last = end
+		return end
+	}
+	seps := byteFinder{s: s, a: '-', b: '_'}
+	for k := seps.from(0); k < len(s); k = seps.from(k + 1) {
+		if v, start := vendorPrefixEndingAt(s, k); v != nil {
+			if end := try(v, start); end > k {
+				k = end - 1
+			}
+		}
+	}
+	google := &vendorTokens[len(vendorTokens)-1]
+	for k := strings.Index(s, google.prefix); k >= 0; {
+		end := try(google, k)
+		if end < 0 {
+			end = k + len(google.prefix)
+		}
+		j := strings.Index(s[end:], google.prefix)
+		if j < 0 {
+			break
+		}
+		k = end + j
+	}
+	return p.result()
+}
+
+// vendorByEnd indexes vendorTokens by the letter before the separator
+// that ends the prefix ([0] for '-', [1] for '_'), so most separators in
+// ordinary text are dismissed with one lookup.
+var vendorByEnd = func() (t [2][26][]uint8) {
+	for i, v := range vendorTokens[:len(vendorTokens)-1] {
+		n := len(v.prefix)
+		sep, letter := v.prefix[n-1], v.prefix[n-2]|0x20
+		t[boolIndex(sep == '_')][letter-'a'] = append(t[boolIndex(sep == '_')][letter-'a'], uint8(i))
+	}
+	return t
+}()
+
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// vendorPrefixEndingAt returns the vendor token whose prefix ends with
+// s[k] (a '-' or '_'), and where that prefix starts.
+func vendorPrefixEndingAt(s string, k int) (*vendorToken, int) {
+	if k == 0 {
+		return nil, 0
+	}
+	c := s[k-1]
+	if c < 'a' || c > 'z' {
+		return nil, 0 // every prefix has a lower-case letter before its separator
+	}
+	for _, i := range vendorByEnd[boolIndex(s[k] == '_')][c-'a'] {
+		v := &vendorTokens[i]
+		if start := k + 1 - len(v.prefix); start >= 0 && s[start:k+1] == v.prefix {
+			return v, start
+		}
+	}
+	return nil, 0
+}

@@ -178,21 +178,37 @@ func Reason(status int, h http.Header, body []byte) string {
 	return strings.TrimPrefix(r, strings.ReplaceAll(http.StatusText(status), " ", "")+": ")
 }
 
-// Grab POSTs exactly {"guid", "indexerId"} to /release (Sonarr and Radarr
-// v3): the application takes the release from the cache of its recent
-// interactive searches (30 minutes) and hands it to its download client.
-// Its refusals are explained, with the application's reason, and
-// searchTool (the app's release search tool) named as the way to a
-// current release.
-func (c *Client) Grab(ctx context.Context, guid string, indexerID int, searchTool string) error {
-	body := struct {
-		GUID      string `json:"guid"`
-		IndexerID int    `json:"indexerId"`
-	}{guid, indexerID}
-	err := c.Post(ctx, "/release", body, nil)
+// GrabRequest is the body of POST /release. GUID and IndexerID find the
+// release in the cache; MovieID (Radarr), SeriesID and EpisodeID (Sonarr)
+// are what ReleaseController.DownloadRelease uses for a release it could
+// not match itself ("Unable to find matching movie, will need to be
+// manually provided"); a matched release ignores them.
+type GrabRequest struct {
+	GUID      string `json:"guid"`
+	IndexerID int    `json:"indexerId"`
+	MovieID   int    `json:"movieId,omitempty"`
+	SeriesID  int    `json:"seriesId,omitempty"`
+	EpisodeID int    `json:"episodeId,omitempty"`
+}
+
+// Grab POSTs req to /release (Sonarr and Radarr v3): the application
+// takes the release from the cache of its recent interactive searches (30
+// minutes) and hands it to its download client. Its refusals are
+// explained, with the application's reason, and searchTool (the app's
+// release search tool) named as the way to a current release.
+func (c *Client) Grab(ctx context.Context, req GrabRequest, searchTool string) error {
+	err := c.Post(ctx, "/release", req, nil)
+	var se *upstream.StatusError
+	errors.As(err, &se)
 	switch s := Status(err); {
 	case err == nil:
 		return nil
+	case s == http.StatusNotFound && strings.Contains(se.Reason, "manually provided"):
+		// DownloadRelease: the release is cached, but the application
+		// cannot tell which movie or episodes it is, even with the ids
+		// sent.
+		return upstream.Explain(toolerr.Wrap(toolerr.InvalidArgument, err,
+			"%s could not grab the release (HTTP 404): it cannot tell which movie or episodes the release is; nothing was grabbed — pick another release from %s", c.display, searchTool))
 	case s == http.StatusNotFound:
 		return upstream.Explain(toolerr.Wrap(toolerr.NotFound, err,
 			"%s could not grab the release (HTTP 404); nothing was grabbed — it keeps search results for 30 minutes: search again with %s and preview the grab again", c.display, searchTool))

@@ -103,8 +103,10 @@ func TestLanguageNames(t *testing.T) {
 	}
 }
 
-// Grab posts exactly the guid and the indexer id to /release, and explains
-// each refusal with the app's own names while keeping its status.
+// Grab posts exactly the guid, the indexer id and the ids a release
+// Radarr or Sonarr cannot match needs (movieId; seriesId and episodeId),
+// and explains each refusal with the app's own names while keeping its
+// status.
 func TestGrab(t *testing.T) {
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -121,6 +123,10 @@ func TestGrab(t *testing.T) {
 			w.WriteHeader(http.StatusConflict)
 		case "odd":
 			w.WriteHeader(http.StatusBadRequest)
+		case "unmatched":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"message":"Unable to find matching movie, will need to be manually provided","description":"NzbDrone.Core.Exceptions.NzbDroneClientException: …\n   at Radarr.Api.V3.Indexers.ReleaseController"}`))
 		default:
 			_, _ = w.Write([]byte(`{}`))
 		}
@@ -130,7 +136,7 @@ func TestGrab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Grab(context.Background(), "abc", 3, "radarr_release_search"); err != nil {
+	if err := c.Grab(context.Background(), GrabRequest{GUID: "abc", IndexerID: 3, MovieID: 7}, "radarr_release_search"); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -142,15 +148,17 @@ func TestGrab(t *testing.T) {
 		{"gone", http.StatusNotFound, toolerr.NotFound, "search again with radarr_release_search"},
 		{"refused", http.StatusConflict, toolerr.UpstreamUnavailable, "check radarr_health"},
 		{"odd", http.StatusBadRequest, toolerr.InvalidArgument, "Radarr refused the grab (HTTP 400)"},
+		{"unmatched", http.StatusNotFound, toolerr.InvalidArgument, "cannot tell which movie or episodes"},
 	} {
-		err := c.Grab(context.Background(), tc.guid, 3, "radarr_release_search")
+		err := c.Grab(context.Background(), GrabRequest{GUID: tc.guid, IndexerID: 3}, "radarr_release_search")
 		if Status(err) != tc.status || toolerr.CodeOf(err) != tc.code || !strings.Contains(toolerr.MessageOf(err), tc.says) ||
 			!strings.Contains(toolerr.MessageOf(err), "nothing was grabbed") {
 			t.Errorf("%s: %v (status %d, code %s)", tc.guid, err, Status(err), toolerr.CodeOf(err))
 		}
 	}
-	want := []string{`POST /api/v3/release {"guid":"abc","indexerId":3}`, `POST /api/v3/release {"guid":"gone","indexerId":3}`,
-		`POST /api/v3/release {"guid":"refused","indexerId":3}`, `POST /api/v3/release {"guid":"odd","indexerId":3}`}
+	want := []string{`POST /api/v3/release {"guid":"abc","indexerId":3,"movieId":7}`, `POST /api/v3/release {"guid":"gone","indexerId":3}`,
+		`POST /api/v3/release {"guid":"refused","indexerId":3}`, `POST /api/v3/release {"guid":"odd","indexerId":3}`,
+		`POST /api/v3/release {"guid":"unmatched","indexerId":3}`}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("requests %q, want %q", got, want)
 	}

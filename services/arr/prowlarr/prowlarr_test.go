@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
+	"github.com/toolgate/toolgate/services/arr/arrapi/arrfake/arrspec"
 	"github.com/toolgate/toolgate/services/arr/prowlarr"
 	"github.com/toolgate/toolgate/services/arr/prowlarr/fakeprowlarr"
 	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
@@ -21,6 +22,7 @@ const apiKey = "prowlarr-SECRET-api-key-4e1b9c"
 
 type env struct {
 	fake *fakeprowlarr.Server
+	spec *arrspec.Checker
 	svc  *toolkittest.Service
 	logs *capture.Buffer
 	tool map[string]toolkit.Tool
@@ -32,7 +34,10 @@ func start(t *testing.T, key string, searchTimeout time.Duration) *env {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	fake := fakeprowlarr.New(apiKey, "http://"+srv.Listener.Addr().String())
-	srv.Config.Handler = fake
+	// Every request and answer is checked against Prowlarr's OpenAPI
+	// document.
+	h, spec := arrspec.Wrap(t, arrspec.Prowlarr, fake)
+	srv.Config.Handler = h
 	srv.Start()
 	t.Cleanup(srv.Close)
 	logs := &capture.Buffer{}
@@ -48,7 +53,7 @@ func start(t *testing.T, key string, searchTimeout time.Duration) *env {
 	for _, tl := range tools {
 		byName[tl.Name] = tl
 	}
-	return &env{fake: fake, svc: toolkittest.Start(t, "arr", tools), logs: logs, tool: byName}
+	return &env{fake: fake, spec: spec, svc: toolkittest.Start(t, "arr", tools), logs: logs, tool: byName}
 }
 
 func encode(t *testing.T, v any) string {

@@ -113,8 +113,9 @@ type Release struct {
 	Seeders             *int              `json:"seeders"`
 	Leechers            *int              `json:"leechers"`
 	Protocol            string            `json:"protocol"`
-	MovieID             *int              `json:"movieId"`
-	MappedMovieID       *int              `json:"mappedMovieId"`
+	// MappedMovieID is the movie Radarr matched the release to; absent
+	// when it could not tell (ReleaseResource: remoteMovie.Movie?.Id).
+	MappedMovieID *int `json:"mappedMovieId"`
 }
 
 // QueueItem is the part of QueueResource the tools show.

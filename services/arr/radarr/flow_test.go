@@ -156,7 +156,9 @@ func TestReleaseGrabFlow(t *testing.T) {
 			t.Fatalf("confirm: %v", done)
 		}
 		grabs := f.e.fake.Grabs()
-		if len(grabs) != 1 || grabs[0]["guid"] != fakeradarr.GUIDApproved || grabs[0]["indexerId"] != float64(1) || len(grabs[0]) != 2 {
+		// Exactly the release and the movie it is grabbed for (the movie
+		// matters only for a release Radarr could not match).
+		if len(grabs) != 1 || grabs[0]["guid"] != fakeradarr.GUIDApproved || grabs[0]["indexerId"] != float64(1) || grabs[0]["movieId"] != float64(2) || len(grabs[0]) != 3 {
 			t.Fatalf("grabs: %v", grabs)
 		}
 		again, isErr := f.call(t, "radarr_release_grab", confirmArgs(args, prev["ticket"]))
@@ -205,6 +207,8 @@ func TestReleaseGrabFlow(t *testing.T) {
 			if code := f.g.Approve(prev["ticket"].(string)); code != 200 {
 				t.Fatalf("approve: HTTP %d", code)
 			}
+			// The not-allowed release is one Radarr could not match to a
+			// movie: DownloadRelease grabs it only with the movieId.
 			done, isErr := f.call(t, "radarr_release_grab", confirmArgs(args, prev["ticket"]))
 			if isErr || f.posts("/api/v3/release") != before+1 {
 				t.Fatalf("forced grab: %v", done)

@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
+	"github.com/toolgate/toolgate/services/arr/arrapi/arrfake/arrspec"
 	"github.com/toolgate/toolgate/services/arr/radarr"
 	"github.com/toolgate/toolgate/services/arr/radarr/fakeradarr"
 	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
@@ -24,6 +25,7 @@ var fixedNow = time.Date(2025, 11, 3, 12, 0, 0, 0, time.UTC)
 
 type env struct {
 	fake  *fakeradarr.Server
+	spec  *arrspec.Checker
 	tools []toolkit.Tool
 	logs  *capture.Buffer
 }
@@ -33,7 +35,10 @@ type env struct {
 func newEnv(t *testing.T, key string, searchTimeout time.Duration) *env {
 	t.Helper()
 	fake := fakeradarr.New(apiKey)
-	srv := httptest.NewServer(fake)
+	// Every request and answer is checked against Radarr's OpenAPI
+	// document.
+	h, spec := arrspec.Wrap(t, arrspec.Radarr, fake, radarrLooseBodies...)
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	logs := &capture.Buffer{}
 	api, err := arrapi.New(arrapi.Config{
@@ -43,7 +48,7 @@ func newEnv(t *testing.T, key string, searchTimeout time.Duration) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{fake: fake, tools: radarr.NewTools(radarr.New(api), func() time.Time { return fixedNow }), logs: logs}
+	return &env{fake: fake, spec: spec, tools: radarr.NewTools(radarr.New(api), func() time.Time { return fixedNow }), logs: logs}
 }
 
 func encode(t *testing.T, v any) string {
@@ -237,3 +242,9 @@ func TestToolDefinitions(t *testing.T) {
 		t.Errorf("%d tools", len(byName))
 	}
 }
+
+// radarrLooseBodies: as Sonarr's, Radarr's document declares POST /command
+// as a CommandResource while CommandController binds the named command's
+// type (MoviesSearchCommand takes movieIds), which TestMovieSearchFlow
+// checks.
+var radarrLooseBodies = []string{"POST /api/v3/command"}

@@ -3,6 +3,7 @@ package radarr
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -187,6 +188,16 @@ func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, erro
 		Note:         NoReplacePromise,
 		guid:         r.GUID,
 	}
+	switch {
+	case r.MappedMovieID == nil:
+		// DownloadRelease then files it under the movieId the grab sends.
+		p.Note = "Radarr could not tell which movie this release is; the grab files it under " + m.Title + " (movie " + strconv.Itoa(m.ID) + "). " + p.Note
+	case *r.MappedMovieID != m.ID:
+		// DownloadRelease keeps Radarr's own match: the download would
+		// belong to another movie.
+		return GrabPreview{}, toolerr.New(toolerr.InvalidArgument,
+			"Radarr matched this release to another movie (id %d), not %s; a grab would be filed under that one. Nothing was changed: pick a release of this movie", *r.MappedMovieID, m.Title)
+	}
 	if refused := r.Rejected || !r.DownloadAllowed; refused {
 		why := "Radarr rejected this release"
 		if len(rej) > 0 {
@@ -205,7 +216,10 @@ func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, erro
 }
 
 func (t *tools) applyGrab(ctx context.Context, _ grabArgs, p GrabPreview) (any, error) {
-	if err := t.c.api.Grab(ctx, p.guid, p.Release.IndexerID, "radarr_release_search"); err != nil {
+	// movieId: a release Radarr could not match to a movie is grabbed for
+	// the movie the preview showed, as DownloadRelease asks.
+	req := arrapi.GrabRequest{GUID: p.guid, IndexerID: p.Release.IndexerID, MovieID: p.Movie.ID}
+	if err := t.c.api.Grab(ctx, req, "radarr_release_search"); err != nil {
 		return nil, err
 	}
 	return struct {

@@ -129,6 +129,7 @@ type Release struct {
 	SeasonNumber         int               `json:"seasonNumber"`
 	FullSeason           bool              `json:"fullSeason"`
 	EpisodeNumbers       []int             `json:"episodeNumbers"`
+	MappedSeriesID       *int              `json:"mappedSeriesId"`
 	MappedSeasonNumber   *int              `json:"mappedSeasonNumber"`
 	MappedEpisodeNumbers []int             `json:"mappedEpisodeNumbers"`
 	MappedEpisodeInfo    []ReleaseEpisode  `json:"mappedEpisodeInfo"`

@@ -1,10 +1,15 @@
 package sonarr_test
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/toolkit/toolkittest"
+	"github.com/toolgate/toolgate/services/arr/arrapi"
+	"github.com/toolgate/toolgate/services/arr/sonarr"
 	"github.com/toolgate/toolgate/services/arr/sonarr/fakesonarr"
 )
 
@@ -80,5 +85,39 @@ func TestWantedMissingAsksWithASortKeySonarrKnows(t *testing.T) {
 	last := fake.Requests()[len(fake.Requests())-1]
 	if last.Query.Get("sortKey") != "episodes.airDateUtc" || last.Query.Get("sortDirection") != "descending" {
 		t.Errorf("wanted/missing asked with %v", last.Query)
+	}
+}
+
+// A release Sonarr matched to another series would be grabbed for that
+// series (DownloadRelease keeps its own match): the preview refuses it.
+func TestGrabOfAReleaseMatchedToAnotherSeriesIsRefused(t *testing.T) {
+	fake := fakesonarr.New(apiKey, clock)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/api/v3/release" {
+			fake.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		fake.ServeHTTP(rec, r)
+		var rels []map[string]any
+		_ = json.Unmarshal(rec.Body.Bytes(), &rels)
+		for _, rel := range rels {
+			rel["mappedSeriesId"] = 2
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(rels)
+	}))
+	t.Cleanup(srv.Close)
+	api, err := arrapi.New(arrapi.Config{App: "sonarr", URL: srv.URL, APIKey: []byte(apiKey), AllowHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := toolkittest.Start(t, "arr", sonarr.Tools(sonarr.NewClient(api), clock))
+	got, isErr := svc.Call(t, "sonarr_release_grab", map[string]any{"series_id": 1, "season": 1, "guid": fakesonarr.GUIDSeasonPack, "indexer_id": 1}, "")
+	if !isErr || errCode(got) != "invalid_argument" || !strings.Contains(errMsg(got), "another series (id 2)") {
+		t.Fatalf("got %v", got)
+	}
+	if len(fake.Writes()) != 0 {
+		t.Fatal("grabbed")
 	}
 }

@@ -133,6 +133,8 @@ type GrabPreview struct {
 	// guid is the release's real GUID; it may carry an indexer passkey, so
 	// it is never shown (Release.GUID is its public form).
 	guid string
+	// episodeID is the episode searched for, when the search was for one.
+	episodeID int
 }
 
 type existingFile struct {
@@ -176,10 +178,16 @@ func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, erro
 			"a fresh search of %s %s does not offer this release (guid and indexer_id) any more; nothing was grabbed — search again with sonarr_release_search and pick a current result", s.Title, by)
 	}
 	r := rels[i]
+	if r.MappedSeriesID != nil && *r.MappedSeriesID != s.ID {
+		// DownloadRelease keeps Sonarr's own match: the download would
+		// belong to the other series.
+		return GrabPreview{}, toolerr.New(toolerr.InvalidArgument,
+			"Sonarr matched this release to another series (id %d), not %s; a grab would be filed under that one. Nothing was grabbed: pick a release of this series", *r.MappedSeriesID, s.Title)
+	}
 	p := GrabPreview{
 		Action: "grab this release with Sonarr", SeriesID: s.ID, Series: s.Title, Season: in.Season, SearchedBy: by,
 		Release: releaseView(r, false), Force: in.Force, NeedsForce: r.Rejected || !r.Approved || !r.DownloadAllowed,
-		ExistingFiles: []existingFile{}, guid: r.GUID,
+		ExistingFiles: []existingFile{}, guid: r.GUID, episodeID: in.EpisodeID,
 	}
 	if p.NeedsForce && !in.Force {
 		why := "Sonarr rejected this release"
@@ -198,6 +206,9 @@ func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, erro
 	}
 	p.ExistingFiles = existing(r, in.Season, eps, files)
 	p.Note = noReplacePromise
+	if r.MappedSeriesID == nil {
+		p.Note = "Sonarr could not tell which series this release is; the grab files it under " + s.Title + ". " + p.Note
+	}
 	if p.NeedsForce {
 		p.Note = "FORCED: Sonarr's own rules reject this release. " + p.Note
 	}
@@ -247,7 +258,10 @@ func existing(r Release, season int, eps []Episode, files []EpisodeFile) []exist
 }
 
 func (t *tools) applyGrab(ctx context.Context, _ grabArgs, p GrabPreview) (any, error) {
-	if err := t.c.api.Grab(ctx, p.guid, p.Release.IndexerID, "sonarr_release_search"); err != nil {
+	// seriesId and episodeId: what DownloadRelease uses for a release it
+	// could not match to the series or its episodes.
+	req := arrapi.GrabRequest{GUID: p.guid, IndexerID: p.Release.IndexerID, SeriesID: p.SeriesID, EpisodeID: p.episodeID}
+	if err := t.c.api.Grab(ctx, req, "sonarr_release_search"); err != nil {
 		return nil, err
 	}
 	return struct {

@@ -187,3 +187,33 @@ func TestReleaseGrabGone(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 }
+
+// The grab names the series, and the episode when the search was for one:
+// Sonarr's DownloadRelease uses them for a release it could not match to
+// the series or its episodes ("Unable to parse episodes in the release,
+// will need to be manually provided" otherwise), and ignores them for one
+// it matched.
+func TestGrabNamesTheSeriesAndTheEpisode(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"season", map[string]any{"series_id": 1, "season": 1, "guid": fakesonarr.GUIDSeasonPack, "indexer_id": 1},
+			`{"guid":"` + fakesonarr.GUIDSeasonPack + `","indexerId":1,"seriesId":1}`},
+		{"episode", map[string]any{"series_id": 1, "season": 1, "episode_id": 1105, "guid": fakesonarr.GUIDEpisode5, "indexer_id": 1},
+			`{"guid":"` + fakesonarr.GUIDEpisode5 + `","indexerId":1,"seriesId":1,"episodeId":1105}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake, tools := setup(t, apiKey, 0)
+			svc := toolkittest.Start(t, "arr", tools)
+			if got, isErr := svc.Call(t, "sonarr_release_grab", tc.args, svc.Approve(t, "arr", "sonarr_release_grab", tc.args, "g-"+tc.name)); isErr {
+				t.Fatalf("grab: %v", got)
+			}
+			w := fake.Writes()
+			if len(w) != 1 || strings.TrimSpace(w[0].Body) != tc.want {
+				t.Fatalf("writes %+v, want the body %s", w, tc.want)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Page sizes of the /api/v1 contract: every paged read clamps pageSize to
@@ -740,9 +741,28 @@ func scheduleBody(w http.ResponseWriter, r *http.Request) (*Schedule, bool) {
 	return nil, false
 }
 
+// scheduleNameRefused answers as ErsatzTV's schedule handlers validate a
+// name (Create/UpdateProgramScheduleHandler): at most 50 characters,
+// unique by exact match.
+func (v *V1) scheduleNameRefused(w http.ResponseWriter, s *Schedule, id int) bool {
+	msg := ""
+	if utf8.RuneCountInString(s.Name) > 50 {
+		msg = "[Name] must not be longer than 50"
+	}
+	for _, o := range v.Store.Schedules {
+		if o.ID != id && o.Name == s.Name {
+			msg = "Schedule name must be unique"
+		}
+	}
+	if msg != "" {
+		problem(w, http.StatusBadRequest, "Bad Request", msg)
+	}
+	return msg != ""
+}
+
 func (v *V1) createSchedule(w http.ResponseWriter, r *http.Request) {
 	s, ok := scheduleBody(w, r)
-	if !ok {
+	if !ok || v.scheduleNameRefused(w, s, 0) {
 		return
 	}
 	s.ID, s.Version = v.Store.id(), 1
@@ -756,7 +776,7 @@ func (v *V1) updateSchedule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s, ok := scheduleBody(w, r)
-	if !ok {
+	if !ok || v.scheduleNameRefused(w, s, old.ID) {
 		return
 	}
 	s.ID, s.Items, s.Version = old.ID, old.Items, old.Version
@@ -770,6 +790,11 @@ func (v *V1) deleteSchedule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Store.Schedules = slices.DeleteFunc(v.Store.Schedules, func(x *Schedule) bool { return x == s })
+	// ErsatzTV's data model deletes the playouts of the schedule with it
+	// (ProgramScheduleConfiguration: Playouts OnDelete Cascade).
+	v.Store.Playouts = slices.DeleteFunc(v.Store.Playouts, func(p *Playout) bool {
+		return p.ProgramScheduleID != nil && *p.ProgramScheduleID == s.ID
+	})
 	w.WriteHeader(http.StatusNoContent)
 }
 

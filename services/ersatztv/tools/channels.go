@@ -49,14 +49,14 @@ type logo struct {
 
 type (
 	createChannelArgs struct {
-		Name            string `json:"name" schema:"minLength=1,maxLength=100"`
+		Name            string `json:"name" schema:"minLength=1,maxLength=50"`
 		Number          string `json:"number" schema:"pattern=^[0-9]+(\\.[0-9]{1,2})?$"`
 		FFmpegProfileID int    `json:"ffmpegProfileId" schema:"minimum=1"`
 		channelOptional
 	}
 	updateChannelArgs struct {
 		ID              int     `json:"id" schema:"minimum=1"`
-		Name            *string `json:"name,omitempty" schema:"minLength=1,maxLength=100"`
+		Name            *string `json:"name,omitempty" schema:"minLength=1,maxLength=50"`
 		Number          *string `json:"number,omitempty" schema:"pattern=^[0-9]+(\\.[0-9]{1,2})?$"`
 		FFmpegProfileID *int    `json:"ffmpegProfileId,omitempty" schema:"minimum=1"`
 		channelOptional
@@ -174,26 +174,49 @@ func (s *Service) updateChannel(ctx context.Context, in updateChannelArgs) (Plan
 
 // playoutOf finds the playout of a channel by paging through the playouts.
 func (s *Service) playoutOf(ctx context.Context, channelID int) (map[string]any, error) {
+	found, err := s.playoutsWhere(ctx, true, func(p map[string]any) bool {
+		n, ok := p["channelId"].(float64)
+		return ok && int(n) == channelID
+	})
+	if err != nil || len(found) == 0 {
+		return nil, err
+	}
+	return found[0], nil
+}
+
+// playoutsWhere pages through the playouts and returns those match
+// accepts (only the first when first is set).
+func (s *Service) playoutsWhere(ctx context.Context, first bool, match func(map[string]any) bool) ([]map[string]any, error) {
+	return s.rowsWhere(ctx, "playouts", first, match)
+}
+
+// rowsWhere pages through a paged list and returns the rows match accepts
+// (only the first when first is set).
+func (s *Service) rowsWhere(ctx context.Context, kind string, first bool, match func(map[string]any) bool) ([]map[string]any, error) {
 	const maxPages = 50
+	var out []map[string]any
 	for num := 0; num < maxPages; num++ {
 		q := url.Values{"pageNum": {itoa(num)}, "pageSize": {itoa(pageCap)}}
 		var page struct {
 			TotalCount int              `json:"totalCount"`
 			Page       []map[string]any `json:"page"`
 		}
-		if _, err := s.c.GetInto(ctx, []string{"playouts"}, q, &page); err != nil {
+		if _, err := s.c.GetInto(ctx, []string{kind}, q, &page); err != nil {
 			return nil, err
 		}
 		for _, p := range page.Page {
-			if n, ok := p["channelId"].(float64); ok && int(n) == channelID {
-				return p, nil
+			if match(p) {
+				out = append(out, p)
+				if first {
+					return out, nil
+				}
 			}
 		}
 		if (num+1)*pageCap >= page.TotalCount || len(page.Page) == 0 {
-			return nil, nil
+			return out, nil
 		}
 	}
-	return nil, toolerr.New(toolerr.TooLarge, "more than %d playouts; cannot find the channel's playout", maxPages*pageCap)
+	return nil, toolerr.New(toolerr.TooLarge, "more than %d %s; cannot look through them all", maxPages*pageCap, kind)
 }
 
 func (s *Service) resetPlayout(ctx context.Context, in idArgs) (Plan, error) {
@@ -270,12 +293,12 @@ type (
 		PadToNearestMinute            *int    `json:"padToNearestMinute,omitempty" schema:"minimum=1,maximum=60"`
 	}
 	createScheduleArgs struct {
-		Name string `json:"name" schema:"minLength=1,maxLength=100"`
+		Name string `json:"name" schema:"minLength=1,maxLength=50"`
 		scheduleFields
 	}
 	updateScheduleArgs struct {
 		ID   int     `json:"id" schema:"minimum=1"`
-		Name *string `json:"name,omitempty" schema:"minLength=1,maxLength=100"`
+		Name *string `json:"name,omitempty" schema:"minLength=1,maxLength=50"`
 		scheduleFields
 		Clear []string `json:"clear,omitempty" schema:"uniqueItems,items.enum=padToNearestMinute"`
 	}
@@ -287,7 +310,10 @@ var scheduleUpdateFields = []string{"name", "keepMultiPartEpisodesTogether", "tr
 func (s *Service) scheduleWrites() []toolkit.Tool {
 	return []toolkit.Tool{
 		writeTool(s, "ersatztv_create_schedule", "Create a schedule.", creates,
-			func(_ context.Context, in createScheduleArgs) (Plan, error) {
+			func(ctx context.Context, in createScheduleArgs) (Plan, error) {
+				if err := s.scheduleNameTaken(ctx, in.Name, 0); err != nil {
+					return Plan{}, err
+				}
 				body, err := fieldsOf(in)
 				if err != nil {
 					return Plan{}, err
@@ -295,14 +321,67 @@ func (s *Service) scheduleWrites() []toolkit.Tool {
 				return Plan{Action: "create schedule " + in.Name, Request: s.request(http.MethodPost, body, "schedules")}, nil
 			}),
 		writeTool(s, "ersatztv_update_schedule", "Change schedule settings; all others are kept. clear empties padToNearestMinute.", updates, s.updateSchedule),
-		writeTool(s, "ersatztv_delete_schedule", "Delete a schedule.", destructive, s.deleteTarget("schedule", "schedules", "name")),
+		writeTool(s, "ersatztv_delete_schedule", "Delete a schedule and every playout using it; the preview lists those channels.", destructive, s.deleteSchedule),
 	}
+}
+
+// deleteSchedule previews a schedule's delete with what goes with it.
+// ErsatzTV's data model (ProgramScheduleConfiguration: Items, Playouts
+// and ProgramScheduleAlternates OnDelete Cascade) deletes every playout
+// whose schedule it is, so those channels are left without one.
+func (s *Service) deleteSchedule(ctx context.Context, in idArgs) (Plan, error) {
+	cur, err := s.current(ctx, "schedule", "schedules", itoa(in.ID))
+	if err != nil {
+		return Plan{}, err
+	}
+	name, _ := cur["name"].(string)
+	// Playout rows name their schedule; schedule names are unique
+	// (ProgramScheduleConfiguration: a unique index on Name).
+	using, err := s.playoutsWhere(ctx, false, func(p map[string]any) bool { return name != "" && p["scheduleName"] == name })
+	if err != nil {
+		return Plan{}, err
+	}
+	lost := make([]map[string]any, 0, len(using))
+	for _, p := range using {
+		lost = append(lost, summary(p, "id", "channelId", "channelNumber", "channelName"))
+	}
+	note := "ErsatzTV's database deletes with the schedule its items and alternates (cascade)"
+	if len(lost) > 0 {
+		note = fmt.Sprintf("ErsatzTV's database deletes with the schedule its items, its alternates and the %d playout(s) that use it (cascade): those channels are left without a playout until one is created", len(lost))
+	}
+	return Plan{Action: fmt.Sprintf("delete schedule %d", in.ID), Target: summary(cur, "id", "name"),
+		Request: s.request(http.MethodDelete, nil, "schedules", itoa(in.ID)), Notes: []string{note},
+		Extra: map[string]any{"playoutsDeleted": lost}}, nil
+}
+
+// scheduleNameTaken names the other schedule called name, if any: names
+// are unique in ErsatzTV's data model (Create/UpdateProgramScheduleHandler
+// "Schedule name must be unique", an exact match; at most 50 characters).
+func (s *Service) scheduleNameTaken(ctx context.Context, name string, except int) error {
+	var rows []struct {
+		ID   int    `json:"id"`
+		Name string `json:"name"`
+	}
+	if _, err := s.c.GetInto(ctx, []string{"schedules"}, nil, &rows); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.Name == name && r.ID != except {
+			return toolerr.New(toolerr.InvalidArgument, "schedule %d is already named %q; schedule names are unique", r.ID, name)
+		}
+	}
+	return nil
 }
 
 func (s *Service) updateSchedule(ctx context.Context, in updateScheduleArgs) (Plan, error) {
 	cur, err := s.current(ctx, "schedule", "schedules", itoa(in.ID))
 	if err != nil {
 		return Plan{}, err
+	}
+	if in.Name != nil {
+		if err := s.scheduleNameTaken(ctx, *in.Name, in.ID); err != nil {
+			return Plan{}, err
+		}
 	}
 	set, err := fieldsOf(in, "id", "clear")
 	if err != nil {

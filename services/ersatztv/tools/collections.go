@@ -27,11 +27,11 @@ var kinds = []struct{ search, bucket string }{
 
 type (
 	nameOnlyArgs struct {
-		Name string `json:"name" schema:"minLength=1,maxLength=100"`
+		Name string `json:"name" schema:"minLength=1,maxLength=50"`
 	}
 	updateCollectionArgs struct {
 		ID                     int     `json:"id" schema:"minimum=1"`
-		Name                   *string `json:"name,omitempty" schema:"minLength=1,maxLength=100"`
+		Name                   *string `json:"name,omitempty" schema:"minLength=1,maxLength=50"`
 		UseCustomPlaybackOrder *bool   `json:"useCustomPlaybackOrder,omitempty"`
 	}
 	// addItemsArgs has one id list per media kind.
@@ -70,21 +70,46 @@ func (a addItemsArgs) buckets() [][]int {
 func (s *Service) collectionWrites() []toolkit.Tool {
 	return []toolkit.Tool{
 		writeTool(s, "ersatztv_create_collection", "Create a collection.", creates,
-			func(_ context.Context, in nameOnlyArgs) (Plan, error) {
+			func(ctx context.Context, in nameOnlyArgs) (Plan, error) {
+				if err := s.collectionNameTaken(ctx, in.Name, 0); err != nil {
+					return Plan{}, err
+				}
 				return Plan{Action: "create collection " + in.Name, Request: s.request(http.MethodPost, map[string]any{"name": in.Name}, "collections")}, nil
 			}),
 		writeTool(s, "ersatztv_update_collection", "Rename a collection or set useCustomPlaybackOrder; the other is kept.", updates, s.updateCollection),
-		writeTool(s, "ersatztv_delete_collection", "Delete a collection.", destructive, s.deleteTarget("collection", "collections", "name", "itemCount")),
+		writeTool(s, "ersatztv_delete_collection", "Delete a collection and everything using it (schedule, block, playlist items).", destructive, s.deleteCollection),
 		writeTool(s, "ersatztv_add_collection_items", "Add media to a collection, ids by kind (from search_all_items); the preview shows which exist and which are new.", updates, s.addItems),
 		writeTool(s, "ersatztv_remove_collection_item", "Remove one item from a collection.", destructive, s.removeItem),
 		writeTool(s, "ersatztv_update_collection_custom_order", "Set the customIndex of some items; the others keep theirs. ifMatch: the etag of get_collection_items.", updates, s.customOrder),
 	}
 }
 
+// collectionNameTaken names the other collection called name, if any:
+// Create/UpdateCollectionHandler refuse it ("Collection name must be
+// unique", an exact match; at most 50 characters).
+func (s *Service) collectionNameTaken(ctx context.Context, name string, except int) error {
+	taken, err := s.rowsWhere(ctx, "collections", true, func(c map[string]any) bool {
+		id, _ := c["id"].(float64)
+		return c["name"] == name && int(id) != except
+	})
+	if err != nil {
+		return err
+	}
+	if len(taken) > 0 {
+		return toolerr.New(toolerr.InvalidArgument, "collection %v is already named %q; collection names are unique", taken[0]["id"], name)
+	}
+	return nil
+}
+
 func (s *Service) updateCollection(ctx context.Context, in updateCollectionArgs) (Plan, error) {
 	cur, err := s.current(ctx, "collection", "collections", itoa(in.ID))
 	if err != nil {
 		return Plan{}, err
+	}
+	if in.Name != nil {
+		if err := s.collectionNameTaken(ctx, *in.Name, in.ID); err != nil {
+			return Plan{}, err
+		}
 	}
 	// ErsatzTV requires the name on every update and leaves an absent
 	// useCustomPlaybackOrder alone: send the name always, the flag only
@@ -464,6 +489,21 @@ func (s *Service) updateSmart(ctx context.Context, in updateSmartArgs) (Plan, er
 	return Plan{Action: fmt.Sprintf("update smart collection %d", in.ID), Target: summary(cur, "id", "name"),
 		Changes: r.Changes, Kept: r.Kept, Request: req,
 		Notes: []string{"ErsatzTV then rebuilds (refresh mode) every playout whose schedule uses this smart collection"}}, nil
+}
+
+// deleteCollection previews a collection's delete: in ErsatzTV's data
+// model everything that uses it goes too (ProgramScheduleItem-, BlockItem-,
+// PlaylistItem-, FillerPreset-, DecoBreakContent-, RerunCollection-,
+// PlayoutProgramScheduleAnchor- and the CollectionItem and
+// MultiCollection join configurations: OnDelete Cascade).
+func (s *Service) deleteCollection(ctx context.Context, in idArgs) (Plan, error) {
+	p, err := s.deleteTarget("collection", "collections", "name", "itemCount")(ctx, in)
+	if err != nil {
+		return Plan{}, err
+	}
+	p.Notes = []string{"ErsatzTV's database deletes with it every schedule item, block item, playlist item, filler preset, deco break content, rerun collection, " +
+		"multi-collection membership and playout anchor that uses this collection (cascade); schedules and playouts lose those items. The media items themselves stay"}
+	return p, nil
 }
 
 func (s *Service) deleteSmart(ctx context.Context, in idArgs) (Plan, error) {

@@ -686,3 +686,70 @@ func TestPreviewsRefuse(t *testing.T) {
 		t.Fatal("a refused preview wrote")
 	}
 }
+
+// ErsatzTV's data model deletes a schedule's playouts with it
+// (ProgramScheduleConfiguration: Playouts OnDelete Cascade): the preview
+// names the channels left without a playout, and after the confirm the
+// playout is gone while the other channel keeps its own.
+func TestDeleteScheduleShowsThePlayoutsItTakes(t *testing.T) {
+	e := startV1(t, nil)
+	svc := e.service(t)
+	args := map[string]any{"id": 31}
+	p := preview(t, svc, "ersatztv_delete_schedule", args)
+	lost, _ := p["details"].(map[string]any)["playoutsDeleted"].([]any)
+	if len(lost) != 1 || lost[0].(map[string]any)["channelId"] != float64(3) || !strings.Contains(jsonText(t, p["notes"]), "left without a playout") {
+		t.Fatalf("preview %v", p)
+	}
+	if got, isErr := confirm(t, svc, "ersatztv_delete_schedule", args); isErr {
+		t.Fatalf("confirm %v", got)
+	}
+	e.Store.Lock()
+	defer e.Store.Unlock()
+	if e.Store.Playout(1) != nil || e.Store.Playout(2) == nil {
+		t.Errorf("playouts after the delete: %v %v", e.Store.Playout(1), e.Store.Playout(2))
+	}
+}
+
+func jsonText(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Schedule and collection names are unique and at most 50 characters in
+// ErsatzTV (Create/UpdateProgramScheduleHandler "Schedule name must be
+// unique", Create/UpdateCollectionHandler "Collection name must be
+// unique"; channel names at most 50 too): the previews refuse a taken
+// name before anything is sent, and the schemas a longer one.
+func TestScheduleAndCollectionNamesAreUniqueAndShort(t *testing.T) {
+	e := startV1(t, nil)
+	svc := e.service(t)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"ersatztv_create_schedule", map[string]any{"name": "Movie Nights"}},
+		{"ersatztv_update_schedule", map[string]any{"id": 31, "name": "Movie Nights"}},
+		{"ersatztv_create_schedule", map[string]any{"name": strings.Repeat("x", 51)}},
+		{"ersatztv_create_collection", map[string]any{"name": "Cartoon Block"}},
+		{"ersatztv_update_collection", map[string]any{"id": 10, "name": "Cartoon Block"}},
+		{"ersatztv_create_collection", map[string]any{"name": strings.Repeat("x", 51)}},
+		{"ersatztv_create_channel", map[string]any{"name": strings.Repeat("x", 51), "number": "9", "ffmpegProfileId": 1}},
+	} {
+		got, isErr := svc.Call(t, c.tool, c.args, "")
+		if !isErr || errCode(got) != "invalid_argument" {
+			t.Errorf("%s %v: %v", c.tool, c.args, got)
+		}
+	}
+	if got, isErr := svc.Call(t, "ersatztv_update_schedule", map[string]any{"id": 30, "name": "Movie Nights", "shuffleScheduleItems": true}, ""); isErr {
+		t.Errorf("keeping its own name: %v", got)
+	}
+	for _, r := range e.requests() {
+		if r.Method != http.MethodGet {
+			t.Errorf("a refused preview sent %s %s", r.Method, r.Path)
+		}
+	}
+}

@@ -82,6 +82,9 @@ type Event struct {
 	TopScore float64
 	// Description is generated text; semantic description search matches it.
 	Description string
+	// Reviews is how many review segments list the event; the semantic
+	// search answers one row per segment (a left join), one row for none.
+	Reviews int
 }
 
 // Options seed a Fake.
@@ -417,8 +420,11 @@ func (f *Fake) config(w http.ResponseWriter, _ *http.Request, _ caller) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// eventJSON renders an event as Frigate's event row.
-func eventJSON(e Event, thumbnails bool) map[string]any {
+// eventRow is an event as its database row (frigate/models.py, Event):
+// every column, the deprecated top_score, score, region, box, area and
+// ratio columns as new events leave them (null, 1.0 for ratio), the
+// detection details in data.
+func eventRow(e Event) map[string]any {
 	var end any
 	if e.End != 0 {
 		end = e.End
@@ -435,16 +441,80 @@ func eventJSON(e Event, thumbnails bool) map[string]any {
 	if top == 0 {
 		top = e.Score
 	}
-	out := map[string]any{
+	return map[string]any{
 		"id": e.ID, "label": e.Label, "sub_label": sub, "camera": e.Camera, "start_time": e.Start, "end_time": end,
-		"false_positive": nil, "zones": zones, "thumbnail": nil, "has_clip": e.HasClip, "has_snapshot": e.HasSnapshot,
-		"retain_indefinitely": false, "plus_id": nil, "model_hash": "a1b2c3", "detector_type": "edgetpu", "model_type": "ssd",
-		"top_score": nil,
+		"top_score": nil, "score": nil, "false_positive": nil, "zones": zones,
+		"thumbnail": base64.StdEncoding.EncodeToString([]byte("thumbnail-bytes-of-" + e.ID)),
+		"has_clip":  e.HasClip, "has_snapshot": e.HasSnapshot, "region": nil, "box": nil, "area": nil,
+		"retain_indefinitely": false, "ratio": 1.0, "plus_id": nil, "model_hash": "a1b2c3", "detector_type": "edgetpu", "model_type": "ssd",
 		"data": map[string]any{"type": "object", "score": e.Score, "top_score": top, "description": e.Description,
 			"box": []float64{0.4, 0.3, 0.1, 0.3}, "region": []float64{0.3, 0.2, 0.3, 0.5}, "attributes": []any{}},
 	}
+}
+
+// pick copies the named keys of row.
+func pick(row map[string]any, keys ...string) map[string]any {
+	out := make(map[string]any, len(keys))
+	for _, k := range keys {
+		out[k] = row[k]
+	}
+	return out
+}
+
+// The columns each event read answers with (frigate/api/event.py, the
+// same from v0.14.1 to v0.18.0-beta1):
+var (
+	// listColumns: events() selects these and answers them as they are
+	// (a JSONResponse, so its response_model=list[EventResponse] filters
+	// nothing); thumbnail only with include_thumbnails.
+	listColumns = []string{"id", "camera", "label", "zones", "start_time", "end_time", "has_clip", "has_snapshot",
+		"plus_id", "retain_indefinitely", "sub_label", "top_score", "false_positive", "box", "data"}
+	// oneColumns: event() returns model_to_dict(event), which FastAPI cuts
+	// to EventResponse (0.15 and later; 0.14's Flask route answers every
+	// column).
+	oneColumns = []string{"id", "label", "sub_label", "camera", "start_time", "end_time", "false_positive", "zones",
+		"thumbnail", "has_clip", "has_snapshot", "retain_indefinitely", "plus_id", "model_hash", "detector_type", "model_type", "data"}
+	// searchColumns: events_search() selects these (thumb_path from a
+	// left join on the review segment holding the event) and keeps only
+	// searchDataKeys of data; thumbnail only with include_thumbnails.
+	searchColumns  = []string{"id", "camera", "label", "sub_label", "zones", "start_time", "end_time", "has_clip", "has_snapshot", "top_score", "data", "plus_id", "thumb_path"}
+	searchDataKeys = []string{"attributes", "type", "score", "top_score", "description", "sub_label_score", "average_estimated_speed",
+		"velocity_angle", "path_data", "recognized_license_plate", "recognized_license_plate_score"}
+)
+
+// listJSON renders an event of GET /events.
+func listJSON(e Event, thumbnails bool) map[string]any {
+	row := eventRow(e)
+	out := pick(row, listColumns...)
 	if thumbnails {
-		out["thumbnail"] = base64.StdEncoding.EncodeToString([]byte("thumbnail-bytes-of-" + e.ID))
+		out["thumbnail"] = row["thumbnail"]
+	}
+	return out
+}
+
+// oneJSON renders GET /events/{id}.
+func (f *Fake) oneJSON(e Event) map[string]any {
+	row := eventRow(e)
+	if f.opts.Release.flask() {
+		return row
+	}
+	return pick(row, oneColumns...)
+}
+
+// searchJSON renders an event of GET /events/search.
+func searchJSON(e Event, thumbnails bool) map[string]any {
+	row := eventRow(e)
+	row["thumb_path"] = "/media/frigate/clips/review/thumb-" + e.Camera + "-" + e.ID + ".webp"
+	out := pick(row, searchColumns...)
+	data := map[string]any{}
+	for k, v := range row["data"].(map[string]any) {
+		if slices.Contains(searchDataKeys, k) {
+			data[k] = v
+		}
+	}
+	out["data"] = data
+	if thumbnails {
+		out["thumbnail"] = row["thumbnail"]
 	}
 	return out
 }
@@ -580,7 +650,7 @@ func (f *Fake) events(w http.ResponseWriter, r *http.Request, c caller) {
 	thumbs := q.Get("include_thumbnails") != "0"
 	out := make([]map[string]any, 0, len(events))
 	for _, e := range events {
-		out = append(out, eventJSON(e, thumbs))
+		out = append(out, listJSON(e, thumbs))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -699,10 +769,16 @@ func (f *Fake) search(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	out := make([]map[string]any, 0, len(hits))
 	for _, h := range hits {
-		m := eventJSON(h.e, q.Get("include_thumbnails") != "0")
-		m["search_distance"] = h.d
-		m["search_source"] = h.source
-		out = append(out, m)
+		for range max(h.e.Reviews, 1) {
+			m := searchJSON(h.e, q.Get("include_thumbnails") != "0")
+			m["search_distance"] = h.d
+			m["search_source"] = h.source
+			out = append(out, m)
+		}
+	}
+	// The limit cuts the joined rows, after sorting.
+	if len(out) > limit {
+		out = out[:limit]
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -731,7 +807,7 @@ func (f *Fake) event(w http.ResponseWriter, r *http.Request, c caller) {
 		forbidden(w, e.Camera, c)
 		return
 	}
-	writeJSON(w, http.StatusOK, eventJSON(e, true))
+	writeJSON(w, http.StatusOK, f.oneJSON(e))
 }
 
 // snapshot serves an event's snapshot. Before 0.18 an ended event's is the

@@ -102,9 +102,16 @@ func formatSeconds(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64
 // scope (the query already asked for in-scope cameras only) and removes
 // duplicate identifiers.
 func (s *Service) decodeEvents(body []byte) ([]Event, int, error) {
+	out, dups, _, err := s.decodeRows(body)
+	return out, dups, err
+}
+
+// decodeRows is decodeEvents that also returns how many rows Frigate
+// sent, which its limit counted.
+func (s *Service) decodeRows(body []byte) ([]Event, int, int, error) {
 	var raw []rawEvent
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, 0, malformed("event")
+		return nil, 0, 0, malformed("event")
 	}
 	seen := map[string]bool{}
 	out := make([]Event, 0, len(raw))
@@ -112,7 +119,7 @@ func (s *Service) decodeEvents(body []byte) ([]Event, int, error) {
 	for _, r := range raw {
 		e, err := r.toEvent()
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		if !s.scope.Allows(e.Camera) {
 			continue
@@ -124,7 +131,7 @@ func (s *Service) decodeEvents(body []byte) ([]Event, int, error) {
 		seen[e.ID] = true
 		out = append(out, e)
 	}
-	return out, dups, nil
+	return out, dups, len(raw), nil
 }
 
 func (s *Service) listEvents(ctx context.Context, r *client.Read, in listArgs) (any, error) {
@@ -309,7 +316,7 @@ func (s *Service) searchEvents(ctx context.Context, r *client.Read, in searchArg
 	if err := client.StatusErr(resp); err != nil {
 		return nil, err
 	}
-	events, dups, err := s.decodeEvents(resp.Body)
+	events, dups, rows, err := s.decodeRows(resp.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +326,10 @@ func (s *Service) searchEvents(ctx context.Context, r *client.Read, in searchArg
 	if len(events) > limit {
 		events = events[:limit]
 	}
-	if len(events) >= limit {
+	// Frigate's limit counts rows, and its search joins each event with
+	// every review segment that lists it: one event can fill several rows,
+	// so a full page of rows is full even when fewer events remain.
+	if len(events) >= limit || rows >= limit {
 		comp = Completeness{Status: "truncated", Warning: "the page is full: more matches may exist; narrow the window or the filters. " + nearestWarning}
 	}
 	base["semanticSearch"] = "supported"

@@ -309,3 +309,22 @@ func TestSearchSaysItFiltersTheNearestHundredOnly(t *testing.T) {
 		t.Errorf("completeness = %v", comp)
 	}
 }
+
+// Frigate's search joins each event with every review segment that lists
+// it and cuts the joined rows at limit (events_search): a page whose rows
+// are full is full, although duplicates leave fewer events, and says so.
+func TestSearchPageOfRepeatedRowsIsTruncated(t *testing.T) {
+	h := newHarness(t, harnessOpts{fake: func(o *fakefrigate.Options) {
+		for i := range o.Events {
+			o.Events[i].Reviews = 2
+		}
+	}})
+	out := h.mustOK(t, "frigate_search_events", with(window(), "query", "person", "limit", 4))
+	page := out["page"].(map[string]any)
+	if got := len(ids(out)); got != 2 || page["duplicatesRemoved"] != float64(2) {
+		t.Fatalf("events %d, page %v", got, page)
+	}
+	if c := out["completeness"].(map[string]any); c["status"] != "truncated" {
+		t.Errorf("a full page of rows reads as %v", c)
+	}
+}

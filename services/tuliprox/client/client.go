@@ -407,7 +407,9 @@ func (c *Client) signIn(ctx context.Context) (session, error) {
 	case s == http.StatusForbidden:
 		return session{}, toolerr.New(toolerr.AuthFailed, "HTTP 403: Tuliprox refused the sign-in: this user may not use the Web UI; use a Web UI user from the user file (web_ui.auth)")
 	case s == http.StatusNotFound || s == http.StatusMethodNotAllowed || (s < 300 && !isJSON(resp.Header)):
-		return session{}, toolerr.New(toolerr.UpstreamUnavailable, "no Tuliprox sign-in at /auth/token (HTTP %d); set TULIPROX_URL to the Web UI address including its path prefix (web_ui.path)", s)
+		// Tuliprox serves /auth/token and the REST API only with its Web
+		// UI on (main_api.rs); otherwise these paths are a bare 404.
+		return session{}, toolerr.New(toolerr.UpstreamUnavailable, "no Tuliprox sign-in at /auth/token (HTTP %d); set TULIPROX_URL to the Web UI address including its path prefix (web_ui.path), and check that the Web UI is on (web_ui.enabled: Tuliprox serves its REST API only with it)", s)
 	case s == http.StatusTooManyRequests:
 		return session{}, toolerr.New(toolerr.Busy, "HTTP 429: Tuliprox is throttling sign-ins; retry later")
 	case s < 200 || s >= 300:

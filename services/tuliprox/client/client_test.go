@@ -240,6 +240,7 @@ func TestSignInFailures(t *testing.T) {
 		{"unknown user", faketuliprox.Options{}, "nobody-here", "whatever-pass", "", toolerr.AuthFailed, "throttled"},
 		{"no credentials, auth on", faketuliprox.Options{}, "", "", "", toolerr.AuthFailed, "requires web authentication"},
 		{"web path missing from the URL", faketuliprox.Options{WebPath: "/admin"}, faketuliprox.DemoAssistant, faketuliprox.DemoAssistantPassword, "", toolerr.UpstreamUnavailable, "web_ui.path"},
+		{"web UI switched off", faketuliprox.Options{NoWebUI: true}, faketuliprox.DemoAssistant, faketuliprox.DemoAssistantPassword, "", toolerr.UpstreamUnavailable, "web_ui.enabled"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

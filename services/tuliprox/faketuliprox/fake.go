@@ -67,6 +67,11 @@ type Options struct {
 	NoStreamHistory, NoQoS, NoGeoIP bool
 	// Release is the API the fake plays; "" is ReleaseSeed.
 	Release Release
+	// NoWebUI is web_ui.enabled: false. Tuliprox then registers neither
+	// the Web UI nor its REST API (main_api.rs merges v1_api_register and
+	// the /auth routes only when the Web UI is on): every such path is
+	// axum's empty 404.
+	NoWebUI bool
 	// Hostile leaves provider URLs in additional_properties, which a real
 	// Tuliprox removes: for tests of the service's own scrubbing.
 	Hostile bool
@@ -216,7 +221,13 @@ func (f *Fake) RevokeTokens() {
 }
 
 // ServeHTTP serves the fake.
-func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.mux.Load().ServeHTTP(w, r) }
+func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.opts.NoWebUI {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	f.mux.Load().ServeHTTP(w, r)
+}
 
 type claims struct {
 	Username    string   `json:"username"`

@@ -98,9 +98,11 @@ func (f *Fake) Updates() int {
 	return f.update.seq
 }
 
-// validateTargets is validate_targets (model/config/source.rs): names match
-// ignoring ASCII case; missing ones are named lower-cased. No names means
-// every target. f.mu is held.
+// validateTargets is validate_targets (model/config/source.rs): each name
+// sent is lower-cased (Unicode) and then compared with the configured
+// names ignoring ASCII case only, so a configured name with a non-ASCII
+// capital ("ÖRF") is never found; missing ones are named lower-cased. No
+// names means every target. f.mu is held.
 func (f *Fake) validateTargets(names []string) ([]string, string) {
 	if len(names) == 0 {
 		all := make([]string, 0, len(f.data.Targets))
@@ -113,7 +115,7 @@ func (f *Fake) validateTargets(names []string) ([]string, string) {
 	for _, n := range names {
 		found := false
 		for _, t := range f.data.Targets {
-			if asciiEqualFold(t.Name, n) {
+			if asciiEqualFold(t.Name, strings.ToLower(n)) {
 				out, found = append(out, t.Name), true
 			}
 		}

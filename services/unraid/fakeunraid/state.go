@@ -197,11 +197,14 @@ func (f *Fake) notificationList(args map[string]any) (any, error) {
 	limit, _ := num(filter, "limit")
 	var out []unraidapi.Notification
 	for _, n := range f.state.Notifications {
-		if n.Type == typ && (imp == "" || n.Importance == imp) {
+		if n.Type == typ {
 			out = append(out, n)
 		}
 	}
-	// Newest first, as Unraid sorts them.
+	// Newest first, as Unraid lists the files. It pages the files first
+	// and only then filters the page by importance
+	// (notifications.service.ts loadNotificationsFromPaths): a page of an
+	// importance can be short, even empty, before the end.
 	slices.SortStableFunc(out, func(a, b unraidapi.Notification) int { return strings.Compare(deref(b.Timestamp), deref(a.Timestamp)) })
 	if offset >= len(out) {
 		return []any{}, nil
@@ -210,6 +213,7 @@ func (f *Fake) notificationList(args map[string]any) (any, error) {
 	if limit < len(out) {
 		out = out[:max(limit, 0)]
 	}
+	out = slices.DeleteFunc(out, func(n unraidapi.Notification) bool { return imp != "" && n.Importance != imp })
 	return out, nil
 }
 

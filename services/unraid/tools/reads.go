@@ -396,10 +396,13 @@ func (s *Service) notifications(ctx context.Context, in notificationArgs) (any, 
 	if limit == 0 {
 		limit = 20
 	}
+	// Unraid pages the notification files and only then filters the page
+	// by importance (notifications.service.ts loadNotificationsFromPaths),
+	// so a short filtered page tells nothing about the rest. The service
+	// pages the files itself (one more than the page, to know whether
+	// more follow) and filters the page here: offset counts every
+	// notification of the type.
 	filter := map[string]any{"type": typ, "offset": in.Offset, "limit": limit + 1}
-	if in.Importance != "" {
-		filter["importance"] = in.Importance
-	}
 	var d unraidapi.NotificationsData
 	if _, err := s.api.Query(ctx, unraidapi.Notifications, map[string]any{"filter": filter}, &d); err != nil {
 		return nil, err
@@ -407,6 +410,10 @@ func (s *Service) notifications(ctx context.Context, in notificationArgs) (any, 
 	list := d.Notifications.List
 	more := len(list) > limit
 	list = list[:min(len(list), limit)]
+	scanned := len(list)
+	if in.Importance != "" {
+		list = slices.DeleteFunc(slices.Clone(list), func(n unraidapi.Notification) bool { return n.Importance != in.Importance })
+	}
 	out := []map[string]any{}
 	for _, n := range list {
 		out = append(out, map[string]any{"id": n.ID, "importance": n.Importance, "title": clip(n.Title, 200), "subject": clip(n.Subject, 300),
@@ -414,7 +421,10 @@ func (s *Service) notifications(ctx context.Context, in notificationArgs) (any, 
 	}
 	res := map[string]any{"overview": d.Notifications.Overview, "notifications": out, "offset": in.Offset, "returned": len(out), "complete": !more}
 	if more {
-		res["next_offset"] = in.Offset + len(out)
+		res["next_offset"] = in.Offset + scanned
+		if in.Importance != "" {
+			res["note"] = "Unraid pages all notifications of the type before filtering by importance: this page may hold fewer (or no) matches although more follow; continue with next_offset until complete"
+		}
 	}
 	return res, nil
 }

@@ -194,3 +194,34 @@ func TestCatalogFitsTheBudgetAndTheDocs(t *testing.T) {
 	t.Logf("tools/list: %d tools, %d bytes", len(names), len(raw))
 	svc.CheckDocTable(t, "../../../docs/services/unraid.md")
 }
+
+// Unraid pages the notification files first and filters the page by
+// importance after (loadNotificationsFromPaths), so a short page of
+// alerts is no end: pages of one importance say complete only at the end
+// of all files, and walking next_offset finds the alert exactly once.
+func TestNotificationsOfAnImportancePageLikeUnraid(t *testing.T) {
+	h := newHarness(t, viewerKey, fakeunraid.Options{}, 0)
+	svc := toolkittest.Start(t, "unraid", h.svc.Tools())
+	seen := 0
+	for offset := 0; ; {
+		if offset > 10 {
+			t.Fatal("paging does not end")
+		}
+		got, isErr := svc.Call(t, "unraid_notification_list", map[string]any{"importance": "ALERT", "limit": 1, "offset": offset}, "")
+		if isErr {
+			t.Fatalf("offset %d: %v", offset, got)
+		}
+		seen += strings.Count(jsonOf(got), "read errors")
+		if got["complete"] == true {
+			break
+		}
+		next, ok := got["next_offset"].(float64)
+		if !ok || int(next) != offset+1 {
+			t.Fatalf("page at %d: %v", offset, got)
+		}
+		offset = int(next)
+	}
+	if seen != 1 {
+		t.Fatalf("the alert was seen %d times", seen)
+	}
+}

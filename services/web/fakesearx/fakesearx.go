@@ -76,6 +76,28 @@ type Options struct {
 	PageBase string
 	// Docs are the results and pages; nil means DemoDocs().
 	Docs []Doc
+	// NoPaging and NoTimeRange name engines without paging or
+	// time_range_support: SearXNG does not ask them at all for a page
+	// above 1 or with a time range (searx/search/processors/abstract.py
+	// get_params), and says so nowhere in the answer.
+	NoPaging, NoTimeRange []string
+}
+
+// asked returns d with only the engines SearXNG asks for this page and
+// time range; ok is false when none is left.
+func (o Options) asked(d Doc, pageno int, timeRange bool) (Doc, bool) {
+	if len(d.Engines) == 0 {
+		return d, true
+	}
+	var engines []string
+	for _, e := range d.Engines {
+		if pageno > 1 && slices.Contains(o.NoPaging, e) || timeRange && slices.Contains(o.NoTimeRange, e) {
+			continue
+		}
+		engines = append(engines, e)
+	}
+	d.Engines = engines
+	return d, len(engines) > 0
 }
 
 var outputFormats = []string{"html", "json", "csv", "rss"}
@@ -186,6 +208,11 @@ func (o Options) search(w http.ResponseWriter, r *http.Request) {
 		base = "http://" + r.Host
 	}
 	hits := o.match(q, knownCategories(r.Form.Get("categories")))
+	timeRange := r.Form.Get("time_range") != "" && r.Form.Get("time_range") != "None"
+	hits = slices.DeleteFunc(hits, func(d Doc) bool { _, ok := o.asked(d, pageno, timeRange); return !ok })
+	for i := range hits {
+		hits[i], _ = o.asked(hits[i], pageno, timeRange)
+	}
 	const perPage = 10
 	start := min((pageno-1)*perPage, len(hits))
 	hits = hits[start:min(start+perPage, len(hits))]

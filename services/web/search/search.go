@@ -218,6 +218,12 @@ func (c *Client) Search(ctx context.Context, q Query) (*Results, error) {
 			}
 			msg += "; engines that did not answer: " + strings.Join(names, ", ")
 		}
+		// searx/search/processors/abstract.py get_params: an engine that
+		// cannot filter by time or page is not asked at all, and the
+		// answer does not say so.
+		if q.TimeRange != "" || q.Page > 1 {
+			msg += "; with a time_range or a page above 1 SearXNG asks only the engines that support it, so fewer engines searched: try without time_range or with page 1 before concluding nothing exists"
+		}
 		return nil, toolerr.New(toolerr.NotFound, "%s. Do not repeat the search with synonyms: tell the user nothing was found, or ask how to narrow or rephrase it", msg)
 	}
 	return out, nil

@@ -223,3 +223,21 @@ func TestExternalBangsAreRefusedBeforeSearching(t *testing.T) {
 		t.Errorf("a bare !! is no bang: %v", err)
 	}
 }
+
+// SearXNG does not ask an engine that cannot filter by time (or page) at
+// all when the search has a time range (or a page above 1), and its answer
+// does not say so (processors/abstract.py get_params): the empty result
+// names that cause instead of telling the model nothing exists.
+func TestEmptyTimeRangedSearchSaysEnginesWereLeftOut(t *testing.T) {
+	docs := []fakesearx.Doc{{URL: "https://a.example/nimbus", Title: "Nimbus release notes", Snippet: "nimbus", Engines: []string{"wikipedia"}}}
+	c := client(t, fakesearx.New(fakesearx.Options{Docs: docs, NoTimeRange: []string{"wikipedia"}, NoPaging: []string{"wikipedia"}}))
+	if res, err := c.Search(t.Context(), search.Query{Q: "nimbus"}); err != nil || len(res.Results) != 1 {
+		t.Fatalf("without a time range: %v %v", res, err)
+	}
+	for _, q := range []search.Query{{Q: "nimbus", TimeRange: "week"}, {Q: "nimbus", Page: 2}} {
+		_, err := c.Search(t.Context(), q)
+		if toolerr.CodeOf(err) != toolerr.NotFound || !strings.Contains(toolerr.MessageOf(err), "asks only the engines that support it") {
+			t.Errorf("%+v: %v", q, err)
+		}
+	}
+}

@@ -101,7 +101,14 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	})
 }
 
+// field is a provider setting as the API answers it (Prowlarr.Http
+// ClientSchema/SchemaBuilder.ToSchema): a non-empty value of an apiKey or
+// password setting is replaced by "********"; user names and every setting
+// of privacy normal (a Cardigann cookie, an RSS key) keep their value.
 func field(order int, name, label, typ, privacy string, value any) map[string]any {
+	if v, ok := value.(string); ok && v != "" && (privacy == "apiKey" || privacy == "password") {
+		value = "********"
+	}
 	return map[string]any{
 		"order": order, "name": name, "label": label, "value": value, "type": typ, "advanced": false,
 		"privacy": privacy, "isFloat": false,
@@ -115,7 +122,7 @@ func category(id int, name string) map[string]any {
 func (s *Server) indexerList() []map[string]any {
 	disabledTill := started.Add(90 * 24 * time.Hour).Format(time.RFC3339)
 	mk := func(id int, name, impl, def, protocol, privacy string, enable bool, prio int, fields []map[string]any, urls []string, status map[string]any) map[string]any {
-		return map[string]any{
+		ix := map[string]any{
 			"id": id, "name": name, "fields": fields, "implementationName": impl, "implementation": impl,
 			"configContract": impl + "Settings", "infoLink": "https://wiki.servarr.com/prowlarr/supported-indexers",
 			"tags": []int{}, "indexerUrls": urls, "legacyUrls": []string{}, "definitionName": def,
@@ -123,13 +130,19 @@ func (s *Server) indexerList() []map[string]any {
 			"enable": enable, "redirect": false, "supportsRss": true, "supportsSearch": true,
 			"supportsRedirect": false, "supportsPagination": false, "appProfileId": 1,
 			"protocol": protocol, "privacy": privacy, "priority": prio, "downloadClientId": 0,
-			"added": started.Add(-400 * 24 * time.Hour).Format(time.RFC3339), "status": status, "sortName": strings.ToLower(name),
+			"added": started.Add(-400 * 24 * time.Hour).Format(time.RFC3339), "sortName": strings.ToLower(name),
 			"capabilities": map[string]any{
 				"id": 0, "limitsMax": 100, "limitsDefault": 100, "supportsRawSearch": false,
 				"categories":   []any{category(2000, "Movies"), category(5000, "TV")},
 				"searchParams": []string{"q"}, "tvSearchParams": []string{"q", "season", "ep"}, "movieSearchParams": []string{"q", "imdbId"},
 			},
 		}
+		// Prowlarr leaves null properties out (STJson: WhenWritingNull),
+		// so an indexer without failures has no status at all.
+		if status != nil {
+			ix["status"] = status
+		}
+		return ix
 	}
 	return []map[string]any{
 		mk(1, "NZBgeek", "Newznab", "nzbgeek", "usenet", "private", true, 25, []map[string]any{

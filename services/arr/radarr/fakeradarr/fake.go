@@ -62,6 +62,7 @@ type Server struct {
 	nextCmd  int
 	cache    map[string]bool // indexerId/guid of releases a search returned
 	evicted  map[string]bool // never cached, to simulate an expired cache
+	unmapped map[string]bool // indexerId/guid of cached releases Radarr could not match to a movie
 	grabs    []map[string]any
 	refused  map[string]bool
 }
@@ -70,7 +71,7 @@ type Server struct {
 func New(apiKey string) *Server {
 	s := &Server{
 		key: apiKey, mux: http.NewServeMux(), now: time.Date(2025, 11, 3, 12, 0, 0, 0, time.UTC),
-		commands: map[int]map[string]any{}, nextCmd: 1001, cache: map[string]bool{}, evicted: map[string]bool{},
+		commands: map[int]map[string]any{}, nextCmd: 1001, cache: map[string]bool{}, evicted: map[string]bool{}, unmapped: map[string]bool{},
 		refused: map[string]bool{GUIDRefused: true},
 	}
 	s.movies = seedMovies(s.now)

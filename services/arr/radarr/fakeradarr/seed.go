@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/services/arr/arrapi/arrfake"
@@ -52,7 +54,7 @@ func seedMovies(now time.Time) []map[string]any {
 		if hasFile {
 			m["movieFile"] = movieFile(id, 500+id, "Bluray-1080p", 7, 10_737_418_240, now)
 			m["movieFileId"] = 500 + id
-			m["sizeOnDisk"] = 10_737_418_240
+			m["sizeOnDisk"] = int64(10_737_418_240) // Radarr's long; an int overflows on 32-bit ARM
 		}
 		return m
 	}
@@ -159,6 +161,12 @@ type release struct {
 	seeders         int
 }
 
+// unmapped: Radarr could not tell which movie the release is
+// (remoteMovie.Movie is null), which its rejection says.
+func (r release) unmapped() bool {
+	return slices.ContainsFunc(r.rejections, func(s string) bool { return strings.HasPrefix(s, "Unknown Movie.") })
+}
+
 func seedReleases(movieID int, title string) []release {
 	if movieID == 2 {
 		return []release{
@@ -194,6 +202,7 @@ func (s *Server) releases(w http.ResponseWriter, r *http.Request) {
 	for i, rel := range seedReleases(id, m["title"].(string)) {
 		if !s.evicted[rel.guid] {
 			s.cache[strconv.Itoa(rel.indexerID)+"/"+rel.guid] = true
+			s.unmapped[strconv.Itoa(rel.indexerID)+"/"+rel.guid] = rel.unmapped()
 		}
 		out = append(out, s.releaseResource(i+1, id, m, rel))
 	}
@@ -218,7 +227,13 @@ func (s *Server) releaseResource(n, movieID int, m map[string]any, rel release) 
 		"tmdbId": m["tmdbId"], "imdbId": 0, "rejections": rejections,
 		"publishDate": s.now.AddDate(0, 0, -30*n).Format(time.RFC3339), "commentUrl": "", "downloadUrl": dl,
 		"infoUrl": rel.guid, "movieRequested": true, "downloadAllowed": rel.downloadAllowed, "releaseWeight": n,
-		"edition": "", "protocol": rel.protocol, "indexerFlags": []string{}, "movieId": movieID, "downloadClientId": nil,
+		"edition": "", "protocol": rel.protocol, "indexerFlags": []string{},
+	}
+	// ReleaseResource: movieId is only sent by a client (null, so left
+	// out), and mappedMovieId is the movie Radarr matched: none for a
+	// release it could not identify.
+	if rel.unmapped() {
+		delete(out, "mappedMovieId")
 	}
 	if rel.protocol == "torrent" {
 		out["magnetUrl"] = "magnet:?xt=urn:btih:" + fmt.Sprintf("%040d", n) + "&tr=" + url.QueryEscape("https://tracker.example/announce/"+TrackerPasskey)
@@ -248,10 +263,18 @@ func (s *Server) grab(w http.ResponseWriter, r *http.Request) {
 		arrfake.ValidationFailed(w, fs...)
 		return
 	}
+	mid, _ := body["movieId"].(float64)
+	movieGiven := mid > 0 && s.find(int(mid)) != nil // before s.mu: find takes it
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.cache[strconv.Itoa(int(ix))+"/"+guid] {
 		arrfake.ClientError(w, http.StatusNotFound, clientException, "Couldn't find requested release in cache, try searching again")
+		return
+	}
+	// DownloadRelease: a release Radarr could not match needs the movie
+	// from the client.
+	if s.unmapped[strconv.Itoa(int(ix))+"/"+guid] && !movieGiven {
+		arrfake.ClientError(w, http.StatusNotFound, clientException, "Unable to find matching movie, will need to be manually provided")
 		return
 	}
 	if s.refused[guid] {

@@ -159,7 +159,10 @@ type release struct {
 	Protocol             string     `json:"protocol"`
 	IndexerFlags         int        `json:"indexerFlags"`
 	Special              bool       `json:"special"`
-	SeriesID             int        `json:"seriesId"`
+	// MappedSeriesID is the series Sonarr matched (ReleaseResource:
+	// remoteEpisode.Series?.Id); seriesId itself is only ever sent by a
+	// client, so Sonarr leaves it out.
+	MappedSeriesID int `json:"mappedSeriesId"`
 
 	uncached bool // never enters the cache: a grab answers 404
 	refuse   bool // the download client refuses it: a grab answers 409
@@ -270,7 +273,7 @@ func (s *Server) mkRelease(guid string, indexer int, title, q string, season int
 		CommentURL:       "https://nzbgeek.info/geekseek.php?guid=" + strconv.Itoa(len(title)),
 		DownloadURL:      "http://prowlarr:9696/" + strconv.Itoa(indexer) + "/download?apikey=" + ProwlarrKey + "&link=abc&file=" + title,
 		InfoURL:          "http://prowlarr:9696/" + strconv.Itoa(indexer) + "/info?apikey=" + ProwlarrKey,
-		EpisodeRequested: true, DownloadAllowed: true, ReleaseWeight: 1, CustomFormats: []any{}, Protocol: "usenet", SeriesID: 1,
+		EpisodeRequested: true, DownloadAllowed: true, ReleaseWeight: 1, CustomFormats: []any{}, Protocol: "usenet", MappedSeriesID: 1,
 	}
 }
 
@@ -522,6 +525,15 @@ func (s *Server) releaseSearch(w http.ResponseWriter, r *http.Request) {
 		if !rel.uncached {
 			s.cache[cacheKey(rel.IndexerID, rel.GUID)] = rel
 		}
+		// mappedEpisodeInfo: the episodes Sonarr matched, a season
+		// pack's being every episode of the season.
+		info := []any{}
+		for _, e := range s.episodes {
+			if e.SeriesID == rel.MappedSeriesID && e.SeasonNumber == rel.MappedSeasonNumber && (rel.FullSeason || slices.Contains(rel.MappedEpisodeNumbers, e.EpisodeNumber)) {
+				info = append(info, map[string]any{"id": e.ID, "seasonNumber": e.SeasonNumber, "episodeNumber": e.EpisodeNumber, "title": e.Title})
+			}
+		}
+		rel.MappedEpisodeInfo = info
 		b, _ := json.Marshal(rel)
 		out = append(out, b)
 	}
