@@ -18,7 +18,7 @@ import (
 
 // tapSize is how many audit lines may wait for the console; a burst
 // beyond it only loses lines in the console's window, never on disk.
-const tapSize = 4096
+const tapSize = 1024
 
 // buildConsole puts the operator console on the admin listener, beside
 // the approval page and behind its sign-in.

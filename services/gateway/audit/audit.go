@@ -121,11 +121,13 @@ type Logger struct {
 	dropped atomic.Int64
 }
 
-// Tapped is one audit line as written (without its newline) and the
-// call's arguments (Record.Args), which never reach the sink.
+// Tapped is one audit line as a record: exactly what the line says
+// (every field as written, so Parse of the line gives the same record)
+// plus the call's arguments (Args), which never reach the sink. The tap
+// gets the record rather than the line so its reader need not decode
+// what was just encoded.
 type Tapped struct {
-	Line []byte
-	Args []byte
+	Record
 }
 
 // Tap hands every line logged from now on to ch as well. Log never waits
@@ -174,7 +176,7 @@ func (l *Logger) Log(r Record) {
 	if math.IsNaN(r.DurationMS) || math.IsInf(r.DurationMS, 0) {
 		r.DurationMS = 0 // JSON cannot carry them; keep the rest of the record
 	}
-	b := appendLine(make([]byte, 0, 384), line{
+	ln := line{
 		Time:       r.Time.UTC().Format(time.RFC3339Nano),
 		Event:      clean(r.Event),
 		Client:     clean(r.Client),
@@ -193,12 +195,11 @@ func (l *Logger) Log(r Record) {
 		DurationMS: r.DurationMS,
 		Outcome:    clean(r.Outcome),
 		Bytes:      r.Bytes,
-	})
+	}
+	b := appendLine(make([]byte, 0, 384), ln)
 	if l.tap != nil {
-		// b is never written to again below its length (the newline goes
-		// after it), so the reader may keep it.
 		select {
-		case l.tap <- Tapped{Line: b, Args: r.Args}:
+		case l.tap <- Tapped{Record: ln.record(r.Time, r.Args)}:
 		default:
 			l.dropped.Add(1)
 		}

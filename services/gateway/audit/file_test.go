@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,21 +76,38 @@ func TestTapNeverBlocksTheLogger(t *testing.T) {
 	}
 	for i := range 2 {
 		got := <-ch
-		rec, err := Parse(got.Line)
-		if err != nil || rec.Tool != fmt.Sprintf("t%d", i) || string(got.Args) != fmt.Sprintf(`{"i":%d}`, i) {
-			t.Errorf("tapped %d: %+v %s %v", i, rec, got.Args, err)
+		if got.Tool != fmt.Sprintf("t%d", i) || string(got.Args) != fmt.Sprintf(`{"i":%d}`, i) {
+			t.Errorf("tapped %d: %+v %s", i, got.Record, got.Args)
 		}
 	}
-	// What the tap holds is not changed by later lines (the buffered
-	// logger's batch reuses its own buffer, never the line's).
-	bl := NewBuffered(&bytes.Buffer{}, time.Hour)
-	ch2 := make(chan Tapped, 10)
-	bl.Tap(ch2)
-	bl.Log(Record{Event: EventOutcome, Tool: "first"})
-	bl.Log(Record{Event: EventOutcome, Tool: "second"})
-	_ = bl.Close()
-	if first := <-ch2; !strings.Contains(string(first.Line), `"tool":"first"`) || !strings.HasSuffix(string(first.Line), "}") {
-		t.Errorf("the first tapped line became %s", first.Line)
+}
+
+// What the tap hands on is what the line says: the record Parse reads
+// back from the very line written, hostile strings and all (and the
+// arguments beside it, which the line never holds).
+func TestTappedRecordIsTheLine(t *testing.T) {
+	ts := time.Date(2026, 12, 3, 10, 0, 0, 123456789, time.FixedZone("CET", 3600))
+	for _, rec := range []Record{
+		{Time: ts, Event: EventOutcome, Client: "owui", User: "ann@example.org", UserRole: "user", Endpoint: "/mcp/demo",
+			Service: "demo", Tool: "demo_counter_add", Phase: PhasePreview, Decision: "confirm", Reason: "write needs confirmation",
+			ReasonID: "needs_confirmation", Approval: "model", TicketID: "tkt_1", ArgsDigest: "ab12", DurationMS: 1.25, Outcome: "preview", Bytes: 99},
+		{Time: ts, Event: EventOutcome, Client: "a\nb\u2028c\x00", Tool: strings.Repeat("<é>", 600), Reason: "bad \xff utf8", DurationMS: math.NaN()},
+	} {
+		var buf bytes.Buffer
+		l := New(&buf)
+		ch := make(chan Tapped, 1)
+		l.Tap(ch)
+		rec.Args = []byte(`{"a":1}`)
+		l.Log(rec)
+		got := <-ch
+		want, err := Parse(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.Args = rec.Args
+		if fmt.Sprintf("%+v", got.Record) != fmt.Sprintf("%+v", want) {
+			t.Errorf("tapped\n %+v\nthe line says\n %+v", got.Record, want)
+		}
 	}
 }
 

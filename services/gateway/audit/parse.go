@@ -22,10 +22,15 @@ func Parse(b []byte) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("audit line: time: %w", err)
 	}
+	return l.record(t, nil), nil
+}
+
+// record is the Record a line says, at t, with args beside it.
+func (l line) record(t time.Time, args []byte) Record {
 	return Record{
-		Time: t, Event: l.Event, Client: l.Client, User: l.User, UserRole: l.UserRole, Endpoint: l.Endpoint,
+		Time: t.UTC(), Event: l.Event, Client: l.Client, User: l.User, UserRole: l.UserRole, Endpoint: l.Endpoint,
 		Service: l.Service, Tool: l.Tool, Phase: l.Phase, Decision: l.Decision, Reason: l.Reason,
 		ReasonID: l.ReasonID, Approval: approval.Kind(l.Approval), TicketID: l.TicketID, ArgsDigest: l.ArgsDigest,
-		DurationMS: l.DurationMS, Outcome: l.Outcome, Bytes: l.Bytes,
-	}, nil
+		DurationMS: l.DurationMS, Outcome: l.Outcome, Bytes: l.Bytes, Args: args,
+	}
 }

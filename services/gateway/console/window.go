@@ -119,14 +119,16 @@ func (w *Window) Load(path string) error {
 	return audit.ReadFile(path, func(line []byte) { w.addLine(line, nil, true) })
 }
 
-// Run reads the tap until ctx ends.
+// Run reads the tap until ctx ends. The tap hands on records, each
+// exactly what its line says (audit.TestTappedRecordIsTheLine), so the
+// window shows the trail without decoding it again.
 func (w *Window) Run(ctx context.Context, tap <-chan audit.Tapped) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case t := <-tap:
-			w.addLine(t.Line, t.Args, false)
+			w.add(t.Record, t.Args, false)
 		}
 	}
 }
@@ -150,6 +152,7 @@ func (w *Window) add(rec audit.Record, args []byte, fromFile bool) {
 	if rec.Event != audit.EventOutcome {
 		return
 	}
+	rec.Args = nil // kept beside, bounded
 	e := Entry{Record: rec, FromFile: fromFile}
 	if len(args) > maxArgsKept {
 		e.ArgsSize = len(args)
