@@ -285,6 +285,11 @@ func Readycheck(ctx context.Context, addr string, w io.Writer) int {
 	return 0
 }
 
+// NotAnswering begins the readiness line of a service that does not
+// answer at all (not running, or not reachable), before the host it was
+// asked on.
+const NotAnswering = "the service does not answer on "
+
 // Readiness asks a service's /readyz at url and returns whether it is
 // ready and one line: "ready", or what is wrong, in the service's own words
 // (naming the setting to fix). install.sh and deploy/doctor show it through
@@ -300,7 +305,7 @@ func Readiness(ctx context.Context, hc *http.Client, url string) (bool, string) 
 	}
 	res, err := hc.Do(req)
 	if err != nil {
-		return false, "the service does not answer on " + req.URL.Host
+		return false, NotAnswering + req.URL.Host
 	}
 	defer res.Body.Close()
 	var body struct {

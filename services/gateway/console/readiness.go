@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,10 @@ type ReadyState struct {
 	Message string
 	Checked time.Time
 }
+
+// Down reports a service that did not answer at all: not running (its
+// profile is off, say) rather than failing.
+func (s ReadyState) Down() bool { return !s.Ready && strings.HasPrefix(s.Message, toolkit.NotAnswering) }
 
 // readiness asks the services' /readyz, at most every readyEvery and
 // only while someone looks: each /readyz asks the home-lab application

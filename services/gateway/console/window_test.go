@@ -302,3 +302,20 @@ func TestReadinessIsAskedOnlyWhileLooked(t *testing.T) {
 		t.Errorf("not asked again after 35 s: %d", asked.Load())
 	}
 }
+
+// A service that does not answer at all is down (not running), not a
+// service that answers it is not ready.
+func TestReadyStateDown(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	addr := srv.URL
+	srv.Close()
+	u, _ := ReadyURL(addr + "/mcp")
+	r := newReadiness([]Target{{"gone", u}}, http.DefaultClient, fakeclock.New(t0).Now)
+	st := r.get(context.Background(), 10*time.Second)["gone"]
+	if st.Ready || !st.Down() || !strings.HasPrefix(st.Message, "the service does not answer on 127.0.0.1:") {
+		t.Errorf("a service that is gone: %+v", st)
+	}
+	if (ReadyState{Message: "Sonarr is down"}).Down() {
+		t.Error("a service that answers is down")
+	}
+}
