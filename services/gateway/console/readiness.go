@@ -39,7 +39,9 @@ type ReadyState struct {
 
 // Down reports a service that did not answer at all: not running (its
 // profile is off, say) rather than failing.
-func (s ReadyState) Down() bool { return !s.Ready && strings.HasPrefix(s.Message, toolkit.NotAnswering) }
+func (s ReadyState) Down() bool {
+	return !s.Ready && strings.HasPrefix(s.Message, toolkit.NotAnswering)
+}
 
 // readiness asks the services' /readyz, at most every readyEvery and
 // only while someone looks: each /readyz asks the home-lab application
