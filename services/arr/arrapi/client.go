@@ -221,6 +221,23 @@ func (c *Client) Grab(ctx context.Context, req GrabRequest, searchTool string) e
 	return err
 }
 
+// GetByID GETs one item by its numeric id (/<kind>/<id>) into out. An
+// unknown id is toolerr.NotFound saying where ids come from (hint: "find
+// ids with sonarr_series_list").
+func (c *Client) GetByID(ctx context.Context, kind string, id int, out any, hint string) error {
+	p, err := IDPath(kind, id)
+	if err != nil {
+		return err
+	}
+	if err := c.Get(ctx, p, nil, out); err != nil {
+		if Status(err) == http.StatusNotFound {
+			return upstream.Explain(toolerr.Wrap(toolerr.NotFound, err, "%s has no %s with id %d; %s", c.display, kind, id, hint))
+		}
+		return err
+	}
+	return nil
+}
+
 // IDPath is the path of one item by its numeric id ("/series/7").
 func IDPath(kind string, id int) (string, error) {
 	if id < 1 {

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/toolerr"
-	"github.com/toolgate/toolgate/internal/upstream"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
 )
 
@@ -35,16 +33,9 @@ func New(api *arrapi.Client) *Client {
 
 // MovieFile is the part of MovieFileResource the tools show.
 type MovieFile struct {
-	ID           int               `json:"id"`
-	MovieID      int               `json:"movieId"`
-	RelativePath string            `json:"relativePath"`
-	Size         int64             `json:"size"`
-	DateAdded    *time.Time        `json:"dateAdded"`
-	ReleaseGroup string            `json:"releaseGroup"`
-	Edition      string            `json:"edition"`
-	Languages    []arrapi.Language `json:"languages"`
-	Quality      arrapi.Quality    `json:"quality"`
-	CutoffNotMet bool              `json:"qualityCutoffNotMet"`
+	arrapi.FileRecord
+	MovieID int    `json:"movieId"`
+	Edition string `json:"edition"`
 }
 
 // Movie is the part of MovieResource the tools use.
@@ -89,30 +80,11 @@ func (m Movie) Downloaded() bool {
 	return m.MovieFile != nil || m.MovieFileID > 0
 }
 
-// Release is the part of ReleaseResource the tools use. DownloadURL and
-// MagnetURL are not declared: they carry indexer or Prowlarr keys and must
-// never be decoded into anything a tool could return.
+// Release is the part of ReleaseResource the tools use: what every app's
+// has, and the movie Radarr matched it to.
 type Release struct {
-	GUID                string            `json:"guid"`
-	Quality             arrapi.Quality    `json:"quality"`
-	CustomFormatScore   int               `json:"customFormatScore"`
-	Age                 int               `json:"age"`
-	Size                int64             `json:"size"`
-	IndexerID           int               `json:"indexerId"`
-	Indexer             string            `json:"indexer"`
-	ReleaseGroup        string            `json:"releaseGroup"`
-	Title               string            `json:"title"`
-	Languages           []arrapi.Language `json:"languages"`
-	Approved            bool              `json:"approved"`
-	TemporarilyRejected bool              `json:"temporarilyRejected"`
-	Rejected            bool              `json:"rejected"`
-	Rejections          []string          `json:"rejections"`
-	PublishDate         *time.Time        `json:"publishDate"`
-	DownloadAllowed     bool              `json:"downloadAllowed"`
-	Edition             string            `json:"edition"`
-	Seeders             *int              `json:"seeders"`
-	Leechers            *int              `json:"leechers"`
-	Protocol            string            `json:"protocol"`
+	arrapi.ReleaseRecord
+	Edition string `json:"edition"`
 	// MappedMovieID is the movie Radarr matched the release to; absent
 	// when it could not tell (ReleaseResource: remoteMovie.Movie?.Id).
 	MappedMovieID *int `json:"mappedMovieId"`
@@ -127,14 +99,9 @@ type QueueItem struct {
 
 // HistoryItem is the part of HistoryResource the tools show.
 type HistoryItem struct {
-	ID          int               `json:"id"`
-	MovieID     int               `json:"movieId"`
-	SourceTitle string            `json:"sourceTitle"`
-	Quality     arrapi.Quality    `json:"quality"`
-	Date        string            `json:"date"`
-	EventType   string            `json:"eventType"`
-	Data        map[string]string `json:"data"`
-	Movie       *Movie            `json:"movie"`
+	arrapi.HistoryRecord
+	MovieID int    `json:"movieId"`
+	Movie   *Movie `json:"movie"`
 }
 
 // Movies lists the library (GET /movie).
@@ -152,17 +119,8 @@ func (c *Client) Lookup(ctx context.Context, term string) ([]Movie, error) {
 // Movie reads one library movie; an unknown id is toolerr.NotFound.
 func (c *Client) Movie(ctx context.Context, id int) (Movie, error) {
 	var m Movie
-	p, err := arrapi.IDPath("movie", id)
-	if err != nil {
-		return m, err
-	}
-	if err := c.api.Get(ctx, p, nil, &m); err != nil {
-		if toolerr.CodeOf(err) == toolerr.NotFound {
-			return m, upstream.Explain(toolerr.Wrap(toolerr.NotFound, err, "Radarr has no movie %d; find ids with radarr_movie_list", id))
-		}
-		return m, err
-	}
-	return m, nil
+	err := c.api.GetByID(ctx, "movie", id, &m, "find ids with radarr_movie_list")
+	return m, err
 }
 
 // Missing reads wanted/missing, one page, by title A to Z. Without a sort

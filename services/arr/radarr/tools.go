@@ -3,11 +3,9 @@ package radarr
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
 )
@@ -86,9 +84,9 @@ type movieOut struct {
 	HasFile     bool   `json:"has_file"`
 	IsAvailable bool   `json:"is_available"`
 	Quality     string `json:"quality,omitempty"`
-	SizeOnDisk  int64  `json:"size_on_disk,omitempty"`
-	TMDbID      int    `json:"tmdb_id,omitempty"`
-	IMDbID      string `json:"imdb_id,omitempty"`
+	arrapi.OnDisk
+	TMDbID int    `json:"tmdb_id,omitempty"`
+	IMDbID string `json:"imdb_id,omitempty"`
 }
 
 func compact(m Movie) movieOut {
@@ -100,7 +98,7 @@ func compact(m Movie) movieOut {
 		o.Quality = m.MovieFile.Quality.Name()
 	}
 	if m.SizeOnDisk != nil {
-		o.SizeOnDisk = *m.SizeOnDisk
+		o.OnDisk = arrapi.OnDiskOf(*m.SizeOnDisk)
 	}
 	return o
 }
@@ -125,19 +123,13 @@ func (t *tools) movieList(ctx context.Context, in movieListArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	term := strings.ToLower(strings.TrimSpace(in.Search))
-	var hit []Movie
-	for _, m := range all {
-		if term == "" || matches(m, term) {
-			hit = append(hit, m)
-		}
+	var match func(Movie) bool
+	if term := strings.ToLower(strings.TrimSpace(in.Search)); term != "" {
+		match = func(m Movie) bool { return matches(m, term) }
 	}
-	sort.SliceStable(hit, func(i, j int) bool { return strings.ToLower(hit[i].Title) < strings.ToLower(hit[j].Title) })
-	out := []movieOut{}
-	for i := in.Offset; i < len(hit) && len(out) < in.Limit; i++ {
-		out = append(out, compact(hit[i]))
-	}
-	return map[string]any{"library_size": len(all), "matched": len(hit), "offset": in.Offset, "returned": len(out), "movies": out}, nil
+	out := arrapi.LibraryList(all, func(m Movie) string { return m.Title }, match, in.Offset, in.Limit, "movies", compact)
+	out["offset"] = in.Offset
+	return out, nil
 }
 
 func (t *tools) movieLookup(ctx context.Context, in lookupArgs) (any, error) {
@@ -166,25 +158,17 @@ func (t *tools) movieLookup(ctx context.Context, in lookupArgs) (any, error) {
 	return map[string]any{"term": in.Term, "returned": len(out), "total": len(ms), "movies": out}, nil
 }
 
+// fileOut is a movie file as every app shows a file, and its edition.
 type fileOut struct {
-	ID           int        `json:"id"`
-	RelativePath string     `json:"relative_path"`
-	Quality      string     `json:"quality"`
-	SizeBytes    int64      `json:"size_bytes"`
-	Size         string     `json:"size"`
-	Languages    []string   `json:"languages,omitempty"`
-	ReleaseGroup string     `json:"release_group,omitempty"`
-	Edition      string     `json:"edition,omitempty"`
-	DateAdded    *time.Time `json:"date_added,omitempty"`
-	CutoffNotMet bool       `json:"quality_cutoff_not_met"`
+	arrapi.FileView
+	Edition string `json:"edition,omitempty"`
 }
 
 func fileOf(f *MovieFile) *fileOut {
 	if f == nil {
 		return nil
 	}
-	return &fileOut{ID: f.ID, RelativePath: f.RelativePath, Quality: f.Quality.Name(), SizeBytes: f.Size, Size: arrapi.HumanSize(f.Size),
-		Languages: arrapi.LanguageNames(f.Languages), ReleaseGroup: f.ReleaseGroup, Edition: f.Edition, DateAdded: f.DateAdded, CutoffNotMet: f.CutoffNotMet}
+	return &fileOut{FileView: f.View(), Edition: f.Edition}
 }
 
 func (t *tools) movieGet(ctx context.Context, in movieArgs) (any, error) {
@@ -202,45 +186,16 @@ func (t *tools) movieGet(ctx context.Context, in movieArgs) (any, error) {
 }
 
 func (t *tools) missing(ctx context.Context, in missingArgs) (any, error) {
-	page, size := in.Defaults()
 	monitored := in.Monitored == nil || *in.Monitored
-	p, err := t.c.Missing(ctx, page, size, monitored)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]movieOut, 0, len(p.Records))
-	for _, m := range p.Records {
-		out = append(out, compact(m))
-	}
-	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "movies": out}, nil
+	return arrapi.Paged(in, "movies", func(page, size int) (arrapi.Page[Movie], error) { return t.c.Missing(ctx, page, size, monitored) }, compact)
 }
 
 func (t *tools) calendar(ctx context.Context, in calendarArgs) (any, error) {
-	now := t.now().UTC()
-	start := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	if in.Start != "" {
-		d, err := time.Parse(time.DateOnly, in.Start)
-		if err != nil {
-			return nil, toolerr.New(toolerr.InvalidArgument, "start must be a date YYYY-MM-DD")
-		}
-		start = d
+	days, err := arrapi.Window(t.now(), in.Start, in.End, 30, 366)
+	if err != nil {
+		return nil, err
 	}
-	end := start.AddDate(0, 0, 30)
-	if in.End != "" {
-		d, err := time.Parse(time.DateOnly, in.End)
-		if err != nil {
-			return nil, toolerr.New(toolerr.InvalidArgument, "end must be a date YYYY-MM-DD")
-		}
-		end = d
-	}
-	if end.Before(start) {
-		return nil, toolerr.New(toolerr.InvalidArgument, "end must not be before start")
-	}
-	if end.Sub(start) > 366*24*time.Hour {
-		return nil, toolerr.New(toolerr.InvalidArgument, "the window may span at most one year")
-	}
-	// end is a whole day: include it.
-	ms, err := t.c.Calendar(ctx, start, end.Add(24*time.Hour-time.Second), in.Unmonitored)
+	ms, err := t.c.Calendar(ctx, days.Start, days.Until(), in.Unmonitored)
 	if err != nil {
 		return nil, err
 	}
@@ -254,91 +209,52 @@ func (t *tools) calendar(ctx context.Context, in calendarArgs) (any, error) {
 	for _, m := range ms {
 		out = append(out, entry{movieOut: compact(m), InCinemas: m.InCinemas, DigitalRelease: m.DigitalRelease, PhysicalRelease: m.PhysicalRelease})
 	}
-	return map[string]any{"start": start.Format(time.DateOnly), "end": end.Format(time.DateOnly), "count": len(out), "movies": out}, nil
+	return arrapi.CalendarResult(days, "movies", out), nil
+}
+
+// queueItem is a queue entry as every app shows it, and the movie it is
+// for; downloads Radarr could not match have none.
+type queueItem struct {
+	arrapi.QueueView
+	MovieID int    `json:"movie_id,omitempty"`
+	Movie   string `json:"movie,omitempty"`
 }
 
 func (t *tools) queue(ctx context.Context, in arrapi.Paging) (any, error) {
-	page, size := in.Defaults()
-	p, err := t.c.Queue(ctx, page, size)
-	if err != nil {
-		return nil, err
-	}
-	type item struct {
-		arrapi.QueueView
-		MovieID int    `json:"movie_id,omitempty"`
-		Movie   string `json:"movie,omitempty"`
-	}
-	out := make([]item, 0, len(p.Records))
-	for _, q := range p.Records {
-		it := item{QueueView: q.View()}
-		if q.MovieID != nil {
-			it.MovieID = *q.MovieID
-		}
-		if q.Movie != nil {
-			it.Movie = q.Movie.Title
-		}
-		out = append(out, it)
-	}
-	return arrapi.PageResult(page, p, "items", out), nil
+	return arrapi.Paged(in, "items", func(page, size int) (arrapi.Page[QueueItem], error) { return t.c.Queue(ctx, page, size) },
+		func(q QueueItem) queueItem {
+			it := queueItem{QueueView: q.View()}
+			if q.MovieID != nil {
+				it.MovieID = *q.MovieID
+			}
+			it.Movie = title(q.Movie)
+			return it
+		})
+}
+
+// historyItem is a history record as every app shows it, and the movie it
+// is about.
+type historyItem struct {
+	arrapi.HistoryView
+	MovieID int    `json:"movie_id"`
+	Movie   string `json:"movie,omitempty"`
 }
 
 func (t *tools) history(ctx context.Context, in historyArgs) (any, error) {
-	page, size := in.Defaults()
-	p, err := t.c.History(ctx, page, size, in.MovieID)
-	if err != nil {
-		return nil, err
-	}
-	type item struct {
-		arrapi.HistoryView
-		MovieID int    `json:"movie_id"`
-		Movie   string `json:"movie,omitempty"`
-	}
-	out := make([]item, 0, len(p.Records))
-	for _, h := range p.Records {
-		it := item{HistoryView: arrapi.NewHistoryView(h.ID, h.Date, h.EventType, h.SourceTitle, h.Quality, h.Data), MovieID: h.MovieID}
-		if h.Movie != nil {
-			it.Movie = h.Movie.Title
-		}
-		out = append(out, it)
-	}
-	return arrapi.PageResult(page, p, "records", out), nil
+	return arrapi.Paged(in, "records", func(page, size int) (arrapi.Page[HistoryItem], error) {
+		return t.c.History(ctx, page, size, in.MovieID)
+	},
+		func(h HistoryItem) historyItem {
+			return historyItem{HistoryView: h.View(), MovieID: h.MovieID, Movie: title(h.Movie)}
+		})
 }
 
-// releaseOut is a release as radarr_release_search shows it.
-type releaseOut struct {
-	GUID              string     `json:"guid"`
-	IndexerID         int        `json:"indexer_id"`
-	Indexer           string     `json:"indexer"`
-	Title             string     `json:"title"`
-	SizeBytes         int64      `json:"size_bytes"`
-	Size              string     `json:"size"`
-	Quality           string     `json:"quality"`
-	CustomFormatScore int        `json:"custom_format_score"`
-	Languages         []string   `json:"languages,omitempty"`
-	Protocol          string     `json:"protocol"`
-	AgeDays           int        `json:"age_days"`
-	PublishDate       *time.Time `json:"publish_date,omitempty"`
-	Seeders           *int       `json:"seeders,omitempty"`
-	Leechers          *int       `json:"leechers,omitempty"`
-	Approved          bool       `json:"approved"`
-	Rejected          bool       `json:"rejected"`
-	TemporarilyRej    bool       `json:"temporarily_rejected,omitempty"`
-	Rejections        []string   `json:"rejections"`
-	DownloadAllowed   bool       `json:"download_allowed"`
-}
-
-func releaseOf(r Release) releaseOut {
-	rej := r.Rejections
-	if rej == nil {
-		rej = []string{}
+// title is m's title, "" for a movie Radarr did not include.
+func title(m *Movie) string {
+	if m == nil {
+		return ""
 	}
-	return releaseOut{
-		GUID: arrapi.PublicGUID(r.GUID), IndexerID: r.IndexerID, Indexer: r.Indexer, Title: r.Title,
-		SizeBytes: r.Size, Size: arrapi.HumanSize(r.Size), Quality: r.Quality.Name(), CustomFormatScore: r.CustomFormatScore,
-		Languages: arrapi.LanguageNames(r.Languages), Protocol: r.Protocol, AgeDays: r.Age, PublishDate: r.PublishDate,
-		Seeders: r.Seeders, Leechers: r.Leechers, Approved: r.Approved, Rejected: r.Rejected,
-		TemporarilyRej: r.TemporarilyRejected, Rejections: rej, DownloadAllowed: r.DownloadAllowed,
-	}
+	return m.Title
 }
 
 func (t *tools) releaseSearch(ctx context.Context, in releaseSearchArgs) (any, error) {
@@ -353,15 +269,8 @@ func (t *tools) releaseSearch(ctx context.Context, in releaseSearchArgs) (any, e
 	if err != nil {
 		return nil, err
 	}
-	out := []releaseOut{}
-	for i, r := range rels {
-		if i == in.Limit {
-			break
-		}
-		out = append(out, releaseOf(r))
-	}
-	return map[string]any{
-		"movie": compact(m), "existing_file": fileOf(m.MovieFile), "total": len(rels), "returned": len(out), "releases": out,
-		"next": "nothing was downloaded; to grab one, call radarr_release_grab with movie_id, guid and indexer_id",
-	}, nil
+	out := arrapi.ReleaseResult(rels, in.Limit, func(r Release) arrapi.ReleaseView { return r.View(true) },
+		"nothing was downloaded; to grab one, call radarr_release_grab with movie_id, guid and indexer_id")
+	out["movie"], out["existing_file"] = compact(m), fileOf(m.MovieFile)
+	return out, nil
 }

@@ -2,7 +2,6 @@ package radarr
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -73,11 +72,7 @@ func (t *tools) previewMovieSearch(ctx context.Context, in movieSearchArgs) (Mov
 		return MovieSearchPreview{}, toolerr.New(toolerr.InvalidArgument,
 			"every requested movie already has a file, so there is nothing to search; to replace a file pick a release with radarr_release_search and radarr_release_grab")
 	}
-	p.Note = fmt.Sprintf("Radarr will search its indexers for %d movie(s) and grab what its quality profile accepts.", len(p.Search))
-	if len(p.Skipped) > 0 {
-		p.Note += fmt.Sprintf(" %d movie(s) already have a file and are left out.", len(p.Skipped))
-	}
-	p.Note += " Nothing else changes."
+	p.Note = arrapi.SearchNote("Radarr", "movie", len(p.Search), len(p.Skipped))
 	return p, nil
 }
 
@@ -93,8 +88,7 @@ func (t *tools) applyMovieSearch(ctx context.Context, _ movieSearchArgs, p Movie
 	return struct {
 		arrapi.CommandStarted
 		MovieIDs []int `json:"movie_ids"`
-	}{arrapi.CommandStarted{CommandID: cmd.ID, Command: "MoviesSearch", Status: cmd.Status,
-		Next: "follow it with radarr_command_status and radarr_queue"}, ids}, nil
+	}{t.c.api.Started(cmd, "MoviesSearch"), ids}, nil
 }
 
 func (t *tools) releaseGrabTool(timeout time.Duration) toolkit.Tool {
@@ -115,34 +109,18 @@ func (t *tools) releaseGrabTool(timeout time.Duration) toolkit.Tool {
 // that stay put between preview and confirm (no seeders, no age), since
 // the confirm recomputes it and refuses any difference.
 type GrabPreview struct {
-	Action       string      `json:"action"`
-	Movie        searchMovie `json:"movie"`
-	Release      grabRelease `json:"release"`
-	ExistingFile *fileOut    `json:"existing_file"`
-	Force        bool        `json:"force"`
-	Warning      string      `json:"warning,omitempty"`
-	Note         string      `json:"note"`
+	Action       string             `json:"action"`
+	Movie        searchMovie        `json:"movie"`
+	Release      arrapi.ReleaseView `json:"release"`
+	ExistingFile *fileOut           `json:"existing_file"`
+	Force        bool               `json:"force"`
+	NeedsForce   bool               `json:"needs_force"`
+	Warning      string             `json:"warning,omitempty"`
+	Note         string             `json:"note"`
 
 	// guid is the exact GUID Radarr knows (the argument may be its
 	// sha256: form); it is not shown and not part of the digest.
 	guid string
-}
-
-type grabRelease struct {
-	GUID            string     `json:"guid"`
-	IndexerID       int        `json:"indexer_id"`
-	Indexer         string     `json:"indexer"`
-	Title           string     `json:"title"`
-	SizeBytes       int64      `json:"size_bytes"`
-	Size            string     `json:"size"`
-	Quality         string     `json:"quality"`
-	Languages       []string   `json:"languages,omitempty"`
-	Protocol        string     `json:"protocol"`
-	PublishDate     *time.Time `json:"publish_date,omitempty"`
-	Approved        bool       `json:"approved"`
-	Rejected        bool       `json:"rejected"`
-	Rejections      []string   `json:"rejections"`
-	DownloadAllowed bool       `json:"download_allowed"`
 }
 
 func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, error) {
@@ -157,34 +135,17 @@ func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, erro
 	if err != nil {
 		return GrabPreview{}, err
 	}
-	var found *Release
-	for i, r := range rels {
-		if r.IndexerID == in.IndexerID && arrapi.MatchGUID(in.GUID, r.GUID) {
-			found = &rels[i]
-			break
-		}
-	}
-	if found == nil {
-		return GrabPreview{}, toolerr.New(toolerr.NotFound,
-			"Radarr's indexers no longer offer this release (guid %s on indexer %d) for movie %d; search again with radarr_release_search and pick a current one",
-			in.GUID, in.IndexerID, in.MovieID)
-	}
-	r := *found
-	rej := r.Rejections
-	if rej == nil {
-		rej = []string{}
+	r, ok := arrapi.FindRelease(rels, in.GUID, in.IndexerID)
+	if !ok {
+		return GrabPreview{}, t.c.api.NotOffered(m.Title, "radarr_release_search")
 	}
 	p := GrabPreview{
-		Action: "send this release to Radarr's download client",
-		Movie:  searchMovie{ID: m.ID, Title: m.Title, Year: m.Year, Monitored: m.Monitored},
-		Release: grabRelease{
-			GUID: arrapi.PublicGUID(r.GUID), IndexerID: r.IndexerID, Indexer: r.Indexer, Title: r.Title,
-			SizeBytes: r.Size, Size: arrapi.HumanSize(r.Size), Quality: r.Quality.Name(), Languages: arrapi.LanguageNames(r.Languages),
-			Protocol: r.Protocol, PublishDate: r.PublishDate, Approved: r.Approved, Rejected: r.Rejected,
-			Rejections: rej, DownloadAllowed: r.DownloadAllowed,
-		},
+		Action:       "send this release to Radarr's download client",
+		Movie:        searchMovie{ID: m.ID, Title: m.Title, Year: m.Year, Monitored: m.Monitored},
+		Release:      r.View(false),
 		ExistingFile: fileOf(m.MovieFile),
 		Force:        in.Force,
+		NeedsForce:   r.Rejected || !r.DownloadAllowed,
 		Note:         NoReplacePromise,
 		guid:         r.GUID,
 	}
@@ -198,19 +159,8 @@ func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, erro
 		return GrabPreview{}, toolerr.New(toolerr.InvalidArgument,
 			"Radarr matched this release to another movie (id %d), not %s; a grab would be filed under that one. Nothing was changed: pick a release of this movie", *r.MappedMovieID, m.Title)
 	}
-	if refused := r.Rejected || !r.DownloadAllowed; refused {
-		why := "Radarr rejected this release"
-		if len(rej) > 0 {
-			why += " (" + strings.Join(rej, "; ") + ")"
-		}
-		if !r.DownloadAllowed {
-			why += "; Radarr does not allow its download (download_allowed=false)"
-		}
-		if !in.Force {
-			return GrabPreview{}, toolerr.New(toolerr.Forbidden,
-				"%s. Nothing was changed. Grab it anyway only if the user explicitly wants this: request the preview again with \"force\": true (a person must then approve the ticket)", why)
-		}
-		p.Warning = why + "; grabbing anyway because force is set."
+	if p.Warning, err = r.Override("Radarr", p.NeedsForce, in.Force); err != nil {
+		return GrabPreview{}, err
 	}
 	return p, nil
 }
@@ -225,6 +175,5 @@ func (t *tools) applyGrab(ctx context.Context, _ grabArgs, p GrabPreview) (any, 
 	return struct {
 		arrapi.Grabbed
 		MovieID int `json:"movie_id"`
-	}{arrapi.Grabbed{Grabbed: true, Title: p.Release.Title, Indexer: p.Release.Indexer,
-		Next: "follow the download with radarr_queue", Note: NoReplacePromise}, p.Movie.ID}, nil
+	}{t.c.api.GrabbedBy(p.Release, NoReplacePromise), p.Movie.ID}, nil
 }

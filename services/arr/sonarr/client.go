@@ -6,13 +6,10 @@ package sonarr
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/toolerr"
-	"github.com/toolgate/toolgate/internal/upstream"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
 )
 
@@ -78,15 +75,9 @@ type Episode struct {
 
 // EpisodeFile is the part of an EpisodeFileResource the tools use.
 type EpisodeFile struct {
-	ID           int               `json:"id"`
-	SeriesID     int               `json:"seriesId"`
-	SeasonNumber int               `json:"seasonNumber"`
-	RelativePath string            `json:"relativePath"`
-	Size         int64             `json:"size"`
-	DateAdded    string            `json:"dateAdded"`
-	ReleaseGroup string            `json:"releaseGroup,omitempty"`
-	Quality      arrapi.Quality    `json:"quality"`
-	Languages    []arrapi.Language `json:"languages,omitempty"`
+	arrapi.FileRecord
+	SeriesID     int `json:"seriesId"`
+	SeasonNumber int `json:"seasonNumber"`
 }
 
 // QueueItem is the part of a QueueResource the tools use.
@@ -101,47 +92,24 @@ type QueueItem struct {
 
 // HistoryItem is the part of a HistoryResource the tools use.
 type HistoryItem struct {
-	ID          int               `json:"id"`
-	EpisodeID   int               `json:"episodeId"`
-	SeriesID    int               `json:"seriesId"`
-	SourceTitle string            `json:"sourceTitle"`
-	Quality     arrapi.Quality    `json:"quality"`
-	Date        string            `json:"date"`
-	EventType   string            `json:"eventType"`
-	Data        map[string]string `json:"data"`
-	Episode     *Episode          `json:"episode"`
-	Series      *Series           `json:"series"`
+	arrapi.HistoryRecord
+	EpisodeID int      `json:"episodeId"`
+	SeriesID  int      `json:"seriesId"`
+	Episode   *Episode `json:"episode"`
+	Series    *Series  `json:"series"`
 }
 
-// Release is the part of a ReleaseResource the tools use. Its links
-// (downloadUrl, magnetUrl, infoUrl, commentUrl) are deliberately not
-// decoded: they may carry indexer or Prowlarr keys.
+// Release is the part of a ReleaseResource the tools use: what every
+// app's has, and the season and episodes it covers.
 type Release struct {
-	GUID                 string            `json:"guid"`
-	IndexerID            int               `json:"indexerId"`
-	Indexer              string            `json:"indexer"`
-	Title                string            `json:"title"`
-	Size                 int64             `json:"size"`
-	Age                  int               `json:"age"`
-	Quality              arrapi.Quality    `json:"quality"`
-	Protocol             string            `json:"protocol"`
-	ReleaseGroup         string            `json:"releaseGroup"`
-	SeasonNumber         int               `json:"seasonNumber"`
-	FullSeason           bool              `json:"fullSeason"`
-	EpisodeNumbers       []int             `json:"episodeNumbers"`
-	MappedSeriesID       *int              `json:"mappedSeriesId"`
-	MappedSeasonNumber   *int              `json:"mappedSeasonNumber"`
-	MappedEpisodeNumbers []int             `json:"mappedEpisodeNumbers"`
-	MappedEpisodeInfo    []ReleaseEpisode  `json:"mappedEpisodeInfo"`
-	Approved             bool              `json:"approved"`
-	Rejected             bool              `json:"rejected"`
-	TemporarilyRejected  bool              `json:"temporarilyRejected"`
-	Rejections           []string          `json:"rejections"`
-	DownloadAllowed      bool              `json:"downloadAllowed"`
-	Seeders              *int              `json:"seeders"`
-	Leechers             *int              `json:"leechers"`
-	Languages            []arrapi.Language `json:"languages"`
-	CustomFormatScore    int               `json:"customFormatScore"`
+	arrapi.ReleaseRecord
+	SeasonNumber         int              `json:"seasonNumber"`
+	FullSeason           bool             `json:"fullSeason"`
+	EpisodeNumbers       []int            `json:"episodeNumbers"`
+	MappedSeriesID       *int             `json:"mappedSeriesId"`
+	MappedSeasonNumber   *int             `json:"mappedSeasonNumber"`
+	MappedEpisodeNumbers []int            `json:"mappedEpisodeNumbers"`
+	MappedEpisodeInfo    []ReleaseEpisode `json:"mappedEpisodeInfo"`
 }
 
 // ReleaseEpisode is a ReleaseEpisodeResource.
@@ -172,17 +140,8 @@ func (c *Client) AllSeries(ctx context.Context) ([]Series, error) {
 // Series calls GET /series/{id}; an unknown id is toolerr.NotFound.
 func (c *Client) Series(ctx context.Context, id int) (Series, error) {
 	var s Series
-	p, err := arrapi.IDPath("series", id)
-	if err != nil {
-		return s, err
-	}
-	if err := c.api.Get(ctx, p, nil, &s); err != nil {
-		if arrapi.Status(err) == http.StatusNotFound {
-			return s, upstream.Explain(toolerr.Wrap(toolerr.NotFound, err, "Sonarr has no series with id %d; find ids with sonarr_series_list", id))
-		}
-		return s, err
-	}
-	return s, nil
+	err := c.api.GetByID(ctx, "series", id, &s, "find ids with sonarr_series_list")
+	return s, err
 }
 
 // Episodes calls GET /episode?seriesId=…[&seasonNumber=…].
@@ -199,17 +158,8 @@ func (c *Client) Episodes(ctx context.Context, seriesID int, season *int) ([]Epi
 // Episode calls GET /episode/{id}.
 func (c *Client) Episode(ctx context.Context, id int) (Episode, error) {
 	var e Episode
-	p, err := arrapi.IDPath("episode", id)
-	if err != nil {
-		return e, err
-	}
-	if err := c.api.Get(ctx, p, nil, &e); err != nil {
-		if arrapi.Status(err) == http.StatusNotFound {
-			return e, upstream.Explain(toolerr.Wrap(toolerr.NotFound, err, "Sonarr has no episode with id %d; list ids with sonarr_episodes", id))
-		}
-		return e, err
-	}
-	return e, nil
+	err := c.api.GetByID(ctx, "episode", id, &e, "list ids with sonarr_episodes")
+	return e, err
 }
 
 // EpisodeFiles calls GET /episodefile?seriesId=….

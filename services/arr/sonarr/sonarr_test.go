@@ -100,7 +100,7 @@ func TestReads(t *testing.T) {
 		check func(t *testing.T, got map[string]any)
 	}{
 		{"series search", "sonarr_series_list", map[string]any{"query": "EXP"}, func(t *testing.T, got map[string]any) {
-			if got["matched"] != 1.0 || got["total"] != 3.0 || get(got, "series", 0, "id") != 1.0 || get(got, "series", 0, "episodes") != "6/12" {
+			if got["matched"] != 1.0 || got["library_size"] != 3.0 || get(got, "series", 0, "id") != 1.0 || get(got, "series", 0, "episodes") != "6/12" {
 				t.Fatalf("%v", got)
 			}
 		}},

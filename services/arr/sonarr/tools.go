@@ -29,13 +29,13 @@ func Tools(c *Client, now func() time.Time) []toolkit.Tool {
 			"Show one Sonarr series with per-season statistics: episodes with files, aired episodes, total episodes, size on disk, monitored flags, next airing.",
 			t.seriesGet),
 		arrapi.Read("sonarr_episodes", "List episodes",
-			"List the episodes of a series, or of one season, with episode id, number, title, air date, hasFile and monitored. Use it before sonarr_episode_search or sonarr_release_search.",
+			"List the episodes of a series, or of one season, with episode id, number, title, air date, has_file and monitored. Use it before sonarr_episode_search or sonarr_release_search.",
 			t.episodes),
 		arrapi.Read("sonarr_wanted_missing", "Missing episodes",
-			"List monitored episodes that have aired but have no file, newest first, paged; totalRecords is the full count.",
+			"List monitored episodes that have aired but have no file, newest first, paged; total_records is the full count.",
 			t.missing),
 		arrapi.Read("sonarr_calendar", "Upcoming episodes",
-			"List episodes airing between start and end (dates YYYY-MM-DD, default today and 7 days later, at most 62 days apart), with series title and hasFile.",
+			"List episodes airing between start and end (dates YYYY-MM-DD, default today and 7 days later, at most 62 days apart), with series title and has_file.",
 			t.calendar),
 		arrapi.Read("sonarr_queue", "Download queue",
 			"Show Sonarr's download queue, paged: title, episode, status, progress, time left, and the status and error messages that explain stuck or failed imports.",
@@ -55,7 +55,7 @@ func Tools(c *Client, now func() time.Time) []toolkit.Tool {
 		{
 			Name:        "sonarr_release_search",
 			Title:       "Search releases",
-			Description: fmt.Sprintf("Interactive search: Sonarr asks all its indexers now for releases of one season (series_id + season) or one episode (episode_id) and returns each with guid, indexer_id, size, quality, approved, rejections and downloadAllowed. Slow and loads the indexers: up to %d s; do not repeat it needlessly. Pass guid and indexer_id to sonarr_release_grab.", int(c.api.SearchTimeout().Seconds())),
+			Description: fmt.Sprintf("Interactive search: Sonarr asks all its indexers now for releases of one season (series_id + season) or one episode (episode_id) and returns each with guid, indexer_id, size, quality, approved, rejections and download_allowed. Slow and loads the indexers: up to %d s; do not repeat it needlessly. Pass guid and indexer_id to sonarr_release_grab.", int(c.api.SearchTimeout().Seconds())),
 			Annotations: toolkit.Annotations{ReadOnly: true, OpenWorld: true},
 			Timeout:     search,
 			Handler:     toolkit.ReadFor(t.releaseSearch),
@@ -76,15 +76,15 @@ func EpisodeCode(season, episode int) string {
 }
 
 type seriesSummary struct {
-	ID        int     `json:"id"`
-	Title     string  `json:"title"`
-	Year      int     `json:"year"`
-	Status    string  `json:"status"`
-	Monitored bool    `json:"monitored"`
-	Network   string  `json:"network,omitempty"`
-	Seasons   int     `json:"seasons"`
-	Episodes  string  `json:"episodes"`
-	SizeGB    float64 `json:"size_on_disk_gb"`
+	ID        int    `json:"id"`
+	Title     string `json:"title"`
+	Year      int    `json:"year"`
+	Status    string `json:"status"`
+	Monitored bool   `json:"monitored"`
+	Network   string `json:"network,omitempty"`
+	Seasons   int    `json:"seasons"`
+	Episodes  string `json:"episodes"`
+	arrapi.OnDisk
 }
 
 func summary(s Series) seriesSummary {
@@ -92,11 +92,9 @@ func summary(s Series) seriesSummary {
 		ID: s.ID, Title: s.Title, Year: s.Year, Status: s.Status, Monitored: s.Monitored, Network: s.Network,
 		Seasons:  s.Statistics.SeasonCount,
 		Episodes: fmt.Sprintf("%d/%d", s.Statistics.EpisodeFileCount, s.Statistics.EpisodeCount),
-		SizeGB:   gb(s.Statistics.SizeOnDisk),
+		OnDisk:   arrapi.OnDiskOf(s.Statistics.SizeOnDisk),
 	}
 }
-
-func gb(b int64) float64 { return float64(b/10_000_000) / 100 }
 
 func (t *tools) seriesList(ctx context.Context, in seriesListArgs) (any, error) {
 	if in.Limit < 1 {
@@ -106,23 +104,13 @@ func (t *tools) seriesList(ctx context.Context, in seriesListArgs) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	q := strings.ToLower(strings.TrimSpace(in.Query))
-	var out []seriesSummary
-	matched := 0
-	sort.SliceStable(all, func(i, j int) bool { return strings.ToLower(all[i].Title) < strings.ToLower(all[j].Title) })
-	for _, s := range all {
-		if q != "" && !strings.Contains(strings.ToLower(s.Title), q) {
-			continue
-		}
-		matched++
-		if len(out) < in.Limit {
-			out = append(out, summary(s))
-		}
+	var match func(Series) bool
+	if q := strings.ToLower(strings.TrimSpace(in.Query)); q != "" {
+		match = func(s Series) bool { return strings.Contains(strings.ToLower(s.Title), q) }
 	}
-	if out == nil {
-		out = []seriesSummary{}
-	}
-	return map[string]any{"total": len(all), "matched": matched, "series": out, "episodes_note": "episodes = with file / aired and monitored"}, nil
+	out := arrapi.LibraryList(all, func(s Series) string { return s.Title }, match, 0, in.Limit, "series", summary)
+	out["episodes_note"] = "episodes = with file / aired and monitored"
+	return out, nil
 }
 
 func (t *tools) seriesGet(ctx context.Context, in seriesArgs) (any, error) {
@@ -131,20 +119,20 @@ func (t *tools) seriesGet(ctx context.Context, in seriesArgs) (any, error) {
 		return nil, err
 	}
 	type season struct {
-		Season        int     `json:"season"`
-		Monitored     bool    `json:"monitored"`
-		WithFile      int     `json:"episodes_with_file"`
-		Aired         int     `json:"episodes_aired_monitored"`
-		Total         int     `json:"episodes_total"`
-		Percent       float64 `json:"percent_of_episodes"`
-		SizeGB        float64 `json:"size_on_disk_gb"`
-		NextAiring    string  `json:"next_airing,omitempty"`
-		PreviousAired string  `json:"previous_airing,omitempty"`
+		Season    int     `json:"season"`
+		Monitored bool    `json:"monitored"`
+		WithFile  int     `json:"episodes_with_file"`
+		Aired     int     `json:"episodes_aired_monitored"`
+		Total     int     `json:"episodes_total"`
+		Percent   float64 `json:"percent_of_episodes"`
+		arrapi.OnDisk
+		NextAiring    string `json:"next_airing,omitempty"`
+		PreviousAired string `json:"previous_airing,omitempty"`
 	}
 	seasons := make([]season, 0, len(s.Seasons))
 	for _, x := range s.Seasons {
 		st := x.Statistics
-		seasons = append(seasons, season{x.SeasonNumber, x.Monitored, st.EpisodeFileCount, st.EpisodeCount, st.TotalEpisodeCount, st.PercentOfEpisodes, gb(st.SizeOnDisk), st.NextAiring, st.PreviousAiring})
+		seasons = append(seasons, season{x.SeasonNumber, x.Monitored, st.EpisodeFileCount, st.EpisodeCount, st.TotalEpisodeCount, st.PercentOfEpisodes, arrapi.OnDiskOf(st.SizeOnDisk), st.NextAiring, st.PreviousAiring})
 	}
 	return map[string]any{
 		"id": s.ID, "title": s.Title, "year": s.Year, "status": s.Status, "ended": s.Ended, "monitored": s.Monitored,
@@ -211,47 +199,16 @@ func (t *tools) episodes(ctx context.Context, in episodesArgs) (any, error) {
 }
 
 func (t *tools) missing(ctx context.Context, in arrapi.Paging) (any, error) {
-	page, size := in.Defaults()
-	p, err := t.c.Missing(ctx, page, size)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]episodeOut, 0, len(p.Records))
-	for _, e := range p.Records {
-		out = append(out, episodeView(e, true))
-	}
-	return map[string]any{"page": p.Page, "page_size": p.PageSize, "total_records": p.TotalRecords, "episodes": out}, nil
-}
-
-func parseDay(s string, def time.Time) (time.Time, error) {
-	if s == "" {
-		return def, nil
-	}
-	d, err := time.Parse(time.DateOnly, s)
-	if err != nil {
-		return time.Time{}, toolerr.New(toolerr.InvalidArgument, "date %q is not a valid YYYY-MM-DD date", s)
-	}
-	return d, nil
+	return arrapi.Paged(in, "episodes", func(page, size int) (arrapi.Page[Episode], error) { return t.c.Missing(ctx, page, size) },
+		func(e Episode) episodeOut { return episodeView(e, true) })
 }
 
 func (t *tools) calendar(ctx context.Context, in calendarArgs) (any, error) {
-	today := t.now().UTC().Truncate(24 * time.Hour)
-	start, err := parseDay(in.Start, today)
+	days, err := arrapi.Window(t.now(), in.Start, in.End, 7, 62)
 	if err != nil {
 		return nil, err
 	}
-	end, err := parseDay(in.End, start.AddDate(0, 0, 7))
-	if err != nil {
-		return nil, err
-	}
-	if end.Before(start) {
-		return nil, toolerr.New(toolerr.InvalidArgument, "end (%s) is before start (%s)", end.Format(time.DateOnly), start.Format(time.DateOnly))
-	}
-	if end.Sub(start) > 62*24*time.Hour {
-		return nil, toolerr.New(toolerr.InvalidArgument, "start and end are more than 62 days apart; ask for a shorter range")
-	}
-	// end is inclusive: the whole end day.
-	eps, err := t.c.Calendar(ctx, start, end.Add(24*time.Hour-time.Second), in.Unmonitored)
+	eps, err := t.c.Calendar(ctx, days.Start, days.Until(), in.Unmonitored)
 	if err != nil {
 		return nil, err
 	}
@@ -263,33 +220,37 @@ func (t *tools) calendar(ctx context.Context, in calendarArgs) (any, error) {
 		}
 		out = append(out, o)
 	}
-	return map[string]any{"start": start.Format(time.DateOnly), "end": end.Format(time.DateOnly), "count": len(out), "episodes": out}, nil
+	return arrapi.CalendarResult(days, "episodes", out), nil
+}
+
+// queueItem is a queue entry as every app shows it, and the series and
+// episode it is for; downloads Sonarr could not match have neither.
+type queueItem struct {
+	arrapi.QueueView
+	SeriesID int    `json:"series_id,omitempty"`
+	Series   string `json:"series,omitempty"`
+	Episode  string `json:"episode,omitempty"`
 }
 
 func (t *tools) queue(ctx context.Context, in arrapi.Paging) (any, error) {
-	page, size := in.Defaults()
-	p, err := t.c.Queue(ctx, page, size)
-	if err != nil {
-		return nil, err
+	return arrapi.Paged(in, "items", func(page, size int) (arrapi.Page[QueueItem], error) { return t.c.Queue(ctx, page, size) },
+		func(r QueueItem) queueItem {
+			it := queueItem{QueueView: r.View(), SeriesID: r.SeriesID}
+			it.Series, it.Episode = names(r.Series, r.Episode)
+			return it
+		})
+}
+
+// names are the series title and the episode code (S01E02) of a queue
+// item or history record, "" for what Sonarr did not include.
+func names(s *Series, e *Episode) (series, episode string) {
+	if s != nil {
+		series = s.Title
 	}
-	type item struct {
-		arrapi.QueueView
-		SeriesID int    `json:"series_id,omitempty"`
-		Series   string `json:"series,omitempty"`
-		Episode  string `json:"episode,omitempty"`
+	if e != nil {
+		episode = EpisodeCode(e.SeasonNumber, e.EpisodeNumber)
 	}
-	out := make([]item, 0, len(p.Records))
-	for _, r := range p.Records {
-		it := item{QueueView: r.View(), SeriesID: r.SeriesID}
-		if r.Series != nil {
-			it.Series = r.Series.Title
-		}
-		if r.Episode != nil {
-			it.Episode = EpisodeCode(r.Episode.SeasonNumber, r.Episode.EpisodeNumber)
-		}
-		out = append(out, it)
-	}
-	return arrapi.PageResult(page, p, "items", out), nil
+	return series, episode
 }
 
 // historyEvents maps EpisodeHistoryEventType names to the numbers the
@@ -308,56 +269,32 @@ func (t *tools) history(ctx context.Context, in historyArgs) (any, error) {
 		}
 		ev = n
 	}
-	page, size := in.Defaults()
-	p, err := t.c.History(ctx, HistoryQuery{Page: page, PageSize: size, SeriesID: in.SeriesID, EpisodeID: in.EpisodeID, EventType: ev})
-	if err != nil {
-		return nil, err
-	}
-	type item struct {
-		arrapi.HistoryView
-		SeriesID  int    `json:"series_id"`
-		Series    string `json:"series,omitempty"`
-		EpisodeID int    `json:"episode_id"`
-		Episode   string `json:"episode,omitempty"`
-	}
-	out := make([]item, 0, len(p.Records))
-	for _, r := range p.Records {
-		it := item{HistoryView: arrapi.NewHistoryView(r.ID, r.Date, r.EventType, r.SourceTitle, r.Quality, r.Data), SeriesID: r.SeriesID, EpisodeID: r.EpisodeID}
-		if r.Series != nil {
-			it.Series = r.Series.Title
-		}
-		if r.Episode != nil {
-			it.Episode = EpisodeCode(r.Episode.SeasonNumber, r.Episode.EpisodeNumber)
-		}
-		out = append(out, it)
-	}
-	return arrapi.PageResult(page, p, "records", out), nil
+	return arrapi.Paged(in, "records", func(page, size int) (arrapi.Page[HistoryItem], error) {
+		return t.c.History(ctx, HistoryQuery{Page: page, PageSize: size, SeriesID: in.SeriesID, EpisodeID: in.EpisodeID, EventType: ev})
+	}, func(r HistoryItem) historyItem {
+		it := historyItem{HistoryView: r.View(), SeriesID: r.SeriesID, EpisodeID: r.EpisodeID}
+		it.Series, it.Episode = names(r.Series, r.Episode)
+		return it
+	})
 }
 
-// releaseOut is a release as the tools show it: stable fields only (no
-// age or peer counts, which change between two searches and would
-// invalidate a grab preview) plus, in search results, the volatile ones.
+// historyItem is a history record as every app shows it, and the series
+// and episode it is about.
+type historyItem struct {
+	arrapi.HistoryView
+	SeriesID  int    `json:"series_id"`
+	Series    string `json:"series,omitempty"`
+	EpisodeID int    `json:"episode_id"`
+	Episode   string `json:"episode,omitempty"`
+}
+
+// releaseOut is a release as the tools show it (arrapi.ReleaseView) and
+// the season and episodes it covers, as Sonarr mapped them.
 type releaseOut struct {
-	GUID            string   `json:"guid"`
-	IndexerID       int      `json:"indexer_id"`
-	Indexer         string   `json:"indexer"`
-	Title           string   `json:"title"`
-	SizeGB          float64  `json:"size_gb"`
-	Size            int64    `json:"size_bytes"`
-	Quality         string   `json:"quality"`
-	Protocol        string   `json:"protocol"`
-	Languages       []string `json:"languages,omitempty"`
-	FullSeason      bool     `json:"full_season"`
-	Season          int      `json:"season"`
-	Episodes        []string `json:"episodes,omitempty"`
-	Approved        bool     `json:"approved"`
-	Rejected        bool     `json:"rejected"`
-	Rejections      []string `json:"rejections"`
-	DownloadAllowed bool     `json:"download_allowed"`
-	CustomFormat    int      `json:"custom_format_score"`
-	AgeDays         *int     `json:"age_days,omitempty"`
-	Seeders         *int     `json:"seeders,omitempty"`
-	Leechers        *int     `json:"leechers,omitempty"`
+	arrapi.ReleaseView
+	FullSeason bool     `json:"full_season"`
+	Season     int      `json:"season"`
+	Episodes   []string `json:"episodes,omitempty"`
 }
 
 func releaseView(r Release, volatile bool) releaseOut {
@@ -373,21 +310,7 @@ func releaseView(r Release, volatile bool) releaseOut {
 	for _, n := range nums {
 		eps = append(eps, EpisodeCode(season, n))
 	}
-	rej := r.Rejections
-	if rej == nil {
-		rej = []string{}
-	}
-	o := releaseOut{
-		GUID: arrapi.PublicGUID(r.GUID), IndexerID: r.IndexerID, Indexer: r.Indexer, Title: r.Title,
-		SizeGB: gb(r.Size), Size: r.Size, Quality: r.Quality.Name(), Protocol: r.Protocol, Languages: arrapi.LanguageNames(r.Languages),
-		FullSeason: r.FullSeason, Season: season, Episodes: eps, Approved: r.Approved, Rejected: r.Rejected,
-		Rejections: rej, DownloadAllowed: r.DownloadAllowed, CustomFormat: r.CustomFormatScore,
-	}
-	if volatile {
-		age := r.Age
-		o.AgeDays, o.Seeders, o.Leechers = &age, r.Seeders, r.Leechers
-	}
-	return o
+	return releaseOut{ReleaseView: r.View(volatile), FullSeason: r.FullSeason, Season: season, Episodes: eps}
 }
 
 func (t *tools) releaseSearch(ctx context.Context, in releaseArgs) (any, error) {
@@ -416,18 +339,6 @@ func (t *tools) releaseSearch(ctx context.Context, in releaseArgs) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]releaseOut, 0, min(len(rels), in.Limit))
-	approved := 0
-	for _, r := range rels {
-		if r.Approved {
-			approved++
-		}
-		if len(out) < in.Limit {
-			out = append(out, releaseView(r, true))
-		}
-	}
-	return map[string]any{
-		"total": len(rels), "approved": approved, "returned": len(out), "releases": out,
-		"next": "To download one, call sonarr_release_grab with series_id, season, guid and indexer_id. A rejected release or download_allowed=false needs force: true and a person's approval.",
-	}, nil
+	return arrapi.ReleaseResult(rels, in.Limit, func(r Release) releaseOut { return releaseView(r, true) },
+		"To download one, call sonarr_release_grab with series_id, season, guid and indexer_id. A rejected release or download_allowed=false needs force: true and a person's approval."), nil
 }

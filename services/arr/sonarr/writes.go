@@ -80,11 +80,7 @@ func (t *tools) previewEpisodeSearch(ctx context.Context, in episodeSearchArgs) 
 	if len(p.Search) == 0 {
 		return EpisodeSearchPreview{}, toolerr.New(toolerr.InvalidArgument, "every requested episode of %s season %d already has a file; nothing to search (to replace a file, pick a release with sonarr_release_search)", s.Title, in.Season)
 	}
-	p.Note = fmt.Sprintf("Sonarr will search its indexers for these %d episode(s) and grab what its quality rules accept. ", len(p.Search))
-	if len(p.Skipped) > 0 {
-		p.Note += fmt.Sprintf("%d requested episode(s) already have a file and are left out. ", len(p.Skipped))
-	}
-	p.Note += "No monitoring is changed."
+	p.Note = arrapi.SearchNote("Sonarr", "episode", len(p.Search), len(p.Skipped))
 	return p, nil
 }
 
@@ -100,8 +96,7 @@ func (t *tools) applyEpisodeSearch(ctx context.Context, _ episodeSearchArgs, p E
 	return struct {
 		arrapi.CommandStarted
 		EpisodeIDs []int `json:"episode_ids"`
-	}{arrapi.CommandStarted{CommandID: cmd.ID, Command: "EpisodeSearch", Status: cmd.Status,
-		Next: "follow it with sonarr_command_status and sonarr_queue"}, ids}, nil
+	}{t.c.api.Started(cmd, "EpisodeSearch"), ids}, nil
 }
 
 func (t *tools) grabTool(timeout time.Duration) toolkit.Tool {
@@ -127,6 +122,7 @@ type GrabPreview struct {
 	Release       releaseOut     `json:"release"`
 	Force         bool           `json:"force"`
 	NeedsForce    bool           `json:"needs_force"`
+	Warning       string         `json:"warning,omitempty"`
 	ExistingFiles []existingFile `json:"existing_files"`
 	Note          string         `json:"note"`
 
@@ -137,12 +133,11 @@ type GrabPreview struct {
 	episodeID int
 }
 
+// existingFile is an episode the release covers and its file, when
+// Sonarr still lists it.
 type existingFile struct {
-	Episode      string  `json:"episode"`
-	RelativePath string  `json:"relative_path"`
-	Quality      string  `json:"quality"`
-	SizeGB       float64 `json:"size_gb"`
-	ReleaseGroup string  `json:"release_group,omitempty"`
+	Episode string `json:"episode"`
+	*arrapi.FileView
 }
 
 func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, error) {
@@ -172,12 +167,10 @@ func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, erro
 	if err != nil {
 		return GrabPreview{}, err
 	}
-	i := slices.IndexFunc(rels, func(r Release) bool { return r.IndexerID == in.IndexerID && arrapi.MatchGUID(in.GUID, r.GUID) })
-	if i < 0 {
-		return GrabPreview{}, toolerr.New(toolerr.NotFound,
-			"a fresh search of %s %s does not offer this release (guid and indexer_id) any more; nothing was grabbed — search again with sonarr_release_search and pick a current result", s.Title, by)
+	r, ok := arrapi.FindRelease(rels, in.GUID, in.IndexerID)
+	if !ok {
+		return GrabPreview{}, t.c.api.NotOffered(s.Title+" "+by, "sonarr_release_search")
 	}
-	r := rels[i]
 	if r.MappedSeriesID != nil && *r.MappedSeriesID != s.ID {
 		// DownloadRelease keeps Sonarr's own match: the download would
 		// belong to the other series.
@@ -189,16 +182,8 @@ func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, erro
 		Release: releaseView(r, false), Force: in.Force, NeedsForce: r.Rejected || !r.Approved || !r.DownloadAllowed,
 		ExistingFiles: []existingFile{}, guid: r.GUID, episodeID: in.EpisodeID,
 	}
-	if p.NeedsForce && !in.Force {
-		why := "Sonarr rejected this release"
-		if len(r.Rejections) > 0 {
-			why += " (" + strings.Join(r.Rejections, "; ") + ")"
-		}
-		if !r.DownloadAllowed {
-			why += " and reports download_allowed=false"
-		}
-		return GrabPreview{}, toolerr.New(toolerr.Forbidden,
-			"%s; nothing was grabbed. Grabbing it anyway needs force: true in a new preview, and a person must approve that ticket", why)
+	if p.Warning, err = r.Override("Sonarr", p.NeedsForce, in.Force); err != nil {
+		return GrabPreview{}, err
 	}
 	files, err := t.c.EpisodeFiles(ctx, in.SeriesID)
 	if err != nil {
@@ -208,9 +193,6 @@ func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, erro
 	p.Note = noReplacePromise
 	if r.MappedSeriesID == nil {
 		p.Note = "Sonarr could not tell which series this release is; the grab files it under " + s.Title + ". " + p.Note
-	}
-	if p.NeedsForce {
-		p.Note = "FORCED: Sonarr's own rules reject this release. " + p.Note
 	}
 	return p, nil
 }
@@ -249,7 +231,8 @@ func existing(r Release, season int, eps []Episode, files []EpisodeFile) []exist
 		}
 		ef := existingFile{Episode: EpisodeCode(e.SeasonNumber, e.EpisodeNumber)}
 		if f, ok := byFile[e.EpisodeFileID]; ok {
-			ef.RelativePath, ef.Quality, ef.SizeGB, ef.ReleaseGroup = f.RelativePath, f.Quality.Name(), gb(f.Size), f.ReleaseGroup
+			v := f.View()
+			ef.FileView = &v
 		}
 		out = append(out, ef)
 	}
@@ -267,6 +250,5 @@ func (t *tools) applyGrab(ctx context.Context, _ grabArgs, p GrabPreview) (any, 
 	return struct {
 		arrapi.Grabbed
 		SeriesID int `json:"series_id"`
-	}{arrapi.Grabbed{Grabbed: true, Title: p.Release.Title, Indexer: p.Release.Indexer,
-		Next: "follow the download with sonarr_queue", Note: noReplacePromise}, p.SeriesID}, nil
+	}{t.c.api.GrabbedBy(p.Release.ReleaseView, noReplacePromise), p.SeriesID}, nil
 }

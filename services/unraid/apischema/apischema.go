@@ -1,14 +1,15 @@
-// Package apischema holds the GraphQL schemas of Unraid's API that the
-// unraid service is written against: unraid/api v4.37.2's
-// api/generated-schema.graphql (schema.graphql), and two older releases'
-// (older/) that the fake can play. Unraid disables introspection, so the
-// schemas are vendored. Tests validate every document the service sends,
-// and every answer the fake gives, against them; the service binary does
-// not embed them.
+// Package apischema holds the GraphQL schema of Unraid's API that the
+// unraid service is written against, unraid/api v4.37.2's
+// api/generated-schema.graphql (schema.graphql, the copy the project was
+// given in /work/shared/specs), and what two older releases' schemas lack
+// (older.go), from which it builds their schemas for the fake to play.
+// Unraid disables introspection, so the schema has to be kept here. Tests
+// validate every document the service sends, and every answer the fake
+// gives, against them; the service binary does not embed them.
 package apischema
 
 import (
-	"embed"
+	_ "embed"
 	"fmt"
 	"slices"
 	"sync"
@@ -16,38 +17,53 @@ import (
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
 )
 
 // Version is the unraid/api release the service is written against
-// (schema.graphql).
+// (schema.graphql: api/generated-schema.graphql at the tag v4.37.2,
+// commit a00c99a55c6f16edc02f3e726a1b80930374f33d).
 const Version = "4.37.2"
 
-// Releases are the unraid/api releases whose schemas are vendored, oldest
-// first: api/generated-schema.graphql at the tags v4.20.4 (commit
-// abc22bdb), v4.34.0 (a2d48433) and v4.37.2 (a00c99a5).
-var Releases = []string{"4.20.4", "4.34.0", Version}
+// Releases are the unraid/api releases SchemaOf knows, oldest first: the
+// older ones (OlderReleases) and Version.
+var Releases = func() []string {
+	var out []string
+	for _, o := range olderReleases {
+		out = append(out, o.Release)
+	}
+	return append(out, Version)
+}()
 
-//go:embed schema.graphql older/*.graphql
-var files embed.FS
+//go:embed schema.graphql
+var source string
 
 var loads = func() map[string]func() (*ast.Schema, error) {
-	m := map[string]func() (*ast.Schema, error){}
-	for _, r := range Releases {
-		name := "older/" + r + ".graphql"
-		if r == Version {
-			name = "schema.graphql"
-		}
-		m[r] = sync.OnceValues(func() (*ast.Schema, error) {
-			src, err := files.ReadFile(name)
-			if err != nil {
-				return nil, err
-			}
-			return gqlparser.LoadSchema(&ast.Source{Name: name, Input: string(src)})
-		})
+	m := map[string]func() (*ast.Schema, error){Version: sync.OnceValues(func() (*ast.Schema, error) { return load(Version, nil) })}
+	for _, o := range olderReleases {
+		m[o.Release] = sync.OnceValues(func() (*ast.Schema, error) { return load(o.Release, o.Lacks) })
 	}
 	return m
 }()
+
+// load parses schema.graphql, leaves out what release lacks and validates
+// what is left as a schema (a type removed while a field still names it
+// fails here).
+func load(release string, lacks []string) (*ast.Schema, error) {
+	name := "schema.graphql"
+	if len(lacks) > 0 {
+		name += " as of " + release
+	}
+	doc, err := parser.ParseSchemas(validator.Prelude, &ast.Source{Name: name, Input: source})
+	if err != nil {
+		return nil, err
+	}
+	if err := without(doc, lacks); err != nil {
+		return nil, err
+	}
+	return validator.ValidateSchemaDocument(doc)
+}
 
 // Schema returns the parsed schema of Version.
 func Schema() (*ast.Schema, error) { return SchemaOf(Version) }

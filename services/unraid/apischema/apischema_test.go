@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// The vendored schema parses, and validation really rejects what Unraid
+// The schema parses, and validation really rejects what Unraid
 // would: an unknown field, a missing required argument, a wrong enum value.
 func TestSchemaValidatesDocuments(t *testing.T) {
 	if _, err := Schema(); err != nil {
@@ -42,38 +42,77 @@ func TestSchemaValidatesDocuments(t *testing.T) {
 	}
 }
 
-// The vendored schemas are upstream's files byte for byte: each one's git
-// blob id is the one `git rev-parse v<release>:api/generated-schema.graphql`
-// prints in a clone of unraid/api.
-func TestVendoredSchemasAreUpstreamFiles(t *testing.T) {
-	want := map[string]string{
-		"4.20.4": "90017c2dd29005af0f62ea34f219a07c30bb4cdb",
-		"4.34.0": "9fe342c7ba509f0d42f5246f136d98c16cfdf534",
-		"4.37.2": "c697f9886757b642f839c322350a9bd69f4ac7f8",
+// schema.graphql is upstream's file byte for byte: its git blob id is the
+// one `git rev-parse v4.37.2:api/generated-schema.graphql` prints in a
+// clone of unraid/api.
+func TestSchemaIsUpstreamFile(t *testing.T) {
+	if got, want := blobID([]byte(source)), "c697f9886757b642f839c322350a9bd69f4ac7f8"; got != want {
+		t.Errorf("schema.graphql: blob %s, want upstream's %s", got, want)
 	}
-	if len(want) != len(Releases) {
-		t.Fatalf("releases %v, pinned %d", Releases, len(want))
+}
+
+// blobID is git's object id of a file's contents.
+func blobID(src []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(src))
+	h.Write(src)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Every release SchemaOf knows builds, an older one without what it
+// lacks; a release it does not know is refused.
+func TestOlderSchemasLackTheirFacts(t *testing.T) {
+	if want := len(olderReleases) + 1; len(Releases) != want || Releases[len(Releases)-1] != Version {
+		t.Fatalf("releases %v", Releases)
 	}
-	for _, r := range Releases {
-		name := "older/" + r + ".graphql"
-		if r == Version {
-			name = "schema.graphql"
-		}
-		src, err := files.ReadFile(name)
+	current, err := Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range OlderReleases() {
+		s, err := SchemaOf(o.Release)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", o.Release, err)
 		}
-		h := sha1.New()
-		fmt.Fprintf(h, "blob %d\x00", len(src))
-		h.Write(src)
-		if got := hex.EncodeToString(h.Sum(nil)); got != want[r] {
-			t.Errorf("%s: blob %s, want upstream's %s", name, got, want[r])
+		if !Known(o.Release) || len(o.Lacks) == 0 {
+			t.Errorf("%s: known %v, %d facts", o.Release, Known(o.Release), len(o.Lacks))
 		}
-		if _, err := SchemaOf(r); err != nil {
-			t.Errorf("%s: %v", r, err)
+		for _, fact := range o.Lacks {
+			if !Has(current, fact) {
+				t.Errorf("%s: %s is not in %s's schema either", o.Release, fact, Version)
+			}
+			if Has(s, fact) {
+				t.Errorf("%s: built schema still has %s", o.Release, fact)
+			}
 		}
 	}
-	if _, err := SchemaOf("4.0.0"); err == nil {
-		t.Error("a release that is not vendored was accepted")
+	if _, err := SchemaOf("4.0.0"); err == nil || Known("4.0.0") {
+		t.Error("a release that is not known was accepted")
+	}
+}
+
+// A fact that names nothing, or leaves a field naming a type that is
+// gone, fails the build of that release's schema instead of being
+// ignored.
+func TestWrongFactsFailTheSchema(t *testing.T) {
+	for _, c := range []struct{ fact, want string }{
+		{"NoSuchType", "no type NoSuchType"},
+		{"ArrayDisk.noSuchField", "no field noSuchField of ArrayDisk"},
+		{"ContainerState.NOSUCH", "no value NOSUCH of enum ContainerState"},
+		{"Docker.logs(noSuchArg)", "no argument noSuchArg of Docker.logs"},
+		{"Docker.logs(tail", "Type.field(argument)"},
+		{"DockerContainerLogs", "DockerContainerLogs"}, // Docker.logs still returns it
+	} {
+		_, err := load("test", []string{c.fact})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.fact, err, c.want)
+		}
+	}
+	s, err := load("test", []string{"Docker.logs(tail)", "ArrayDiskType.BOOT"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Has(s, "Docker.logs(tail)") || !Has(s, "Docker.logs(since)") || Has(s, "ArrayDiskType.BOOT") || !Has(s, "ArrayDiskType.DATA") {
+		t.Error("an argument or an enum value was not removed alone")
 	}
 }

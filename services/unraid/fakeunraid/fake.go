@@ -1,7 +1,7 @@
 // Package fakeunraid is a fake of Unraid's GraphQL API (unraid/api 4.37.2,
 // or an older release it plays: Options.Release) for tests and the demo
-// profile. It validates every document against that release's vendored
-// schema as Apollo does (HTTP 400, one GRAPHQL_VALIDATION_FAILED error per
+// profile. It validates every document against that release's schema
+// (apischema.SchemaOf) as Apollo does (HTTP 400, one GRAPHQL_VALIDATION_FAILED error per
 // problem, all at once), checks the x-api-key header (UNAUTHENTICATED for
 // an unknown key, FORBIDDEN for a VIEWER key's mutation), answers exactly
 // the selected fields from its state, and changes its state the way
@@ -59,7 +59,7 @@ type Fake struct {
 }
 
 // New returns a fake serving state (DemoState() for the demo). It panics
-// on a release that is not vendored (a test's mistake).
+// on a release apischema does not know (a test's mistake).
 func New(o Options, state *State) *Fake {
 	if o.Release == "" {
 		o.Release = apischema.Version

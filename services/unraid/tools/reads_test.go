@@ -16,7 +16,7 @@ import (
 	"github.com/toolgate/toolgate/services/unraid/unraidapi"
 )
 
-// Every read against the demo Unraid playing each vendored API release,
+// Every read against the demo Unraid playing each API release it knows,
 // with bad arguments refused before any request, and no key in any answer.
 // An older release's read still answers and names what that release lacks
 // with the release that brought it (null in the answer, never a made-up

@@ -1,7 +1,7 @@
 package unraidapi
 
 // Document is one GraphQL operation the service may send. Every document
-// is validated against the vendored schema in a test (documents_test.go),
+// is validated against the schema (apischema) in a test (documents_test.go),
 // and that test also pins the set of mutations: nothing else is reachable.
 type Document struct {
 	// Name is the operation's name, sent as operationName.
@@ -11,7 +11,7 @@ type Document struct {
 	Mutation bool
 	// Newer are the fields of Text that older unraid/api releases lack,
 	// each with the release that brought it. A test checks them against
-	// the vendored schemas of older releases.
+	// the schemas of older releases (apischema.SchemaOf).
 	Newer []Field
 }
 

@@ -126,10 +126,11 @@ func fieldsOf(t *testing.T, d Document) []newerField {
 	return out
 }
 
-// Newer is true to the older releases' schemas: a field a vendored older
-// release lacks is listed, with a release after it, and a listed field is
+// Newer is true to the older releases' schemas: a field an older release
+// SchemaOf knows lacks is listed, with a release after it, and a listed field is
 // there from its release on. (Every release tag from v4.7.0 to v4.37.2 was
-// compared when the list was made; the vendored ones keep it honest.) One
+// compared when the list was made; the older releases SchemaOf builds keep
+// it honest.) One
 // name stands for one field per document, as the client matches Unraid's
 // message by name.
 func TestNewerFieldsAreTrueToOlderReleases(t *testing.T) {
