@@ -17,9 +17,9 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/services/gateway/app"
 	"github.com/toolgate/toolgate/services/gateway/audit"
+	"github.com/toolgate/toolgate/services/gateway/policy"
 )
 
 // hostileText is upstream and client data the console must show as text.
@@ -55,6 +55,18 @@ func generateHour(w interface{ Add(audit.Record, []byte) }, now time.Time) {
 	}
 }
 
+// hostileReason is the browser test's policy with markup in one reason:
+// a policy's reasons name tools and arguments, which clients choose.
+type hostileReason struct{ policy.Engine }
+
+func (p hostileReason) Decide(ctx context.Context, in policy.Input) (policy.Decision, error) {
+	d, err := p.Engine.Decide(ctx, in)
+	if in.Tool == "demo_note_touch" {
+		d.Reason = "notes need a person " + hostileText
+	}
+	return d, err
+}
+
 // TestConsoleInARealBrowser signs in, sees a refused call and its reason
 // id, opens one call and asks why, reviews a changed tool definition with
 // its diff and accepts it, and looks at the services — in Debian's
@@ -84,7 +96,7 @@ func TestConsoleInARealBrowser(t *testing.T) {
 			c.ApprovalURL = base
 			c.Services = append(c.Services, app.ServiceConfig{Name: "arr", URL: arr.URL + "/mcp", Token: []byte(serviceToken)})
 		},
-		func(o *app.Options) { o.Policy = noteNeedsAPerson{embeddedPolicy(t)} },
+		func(o *app.Options) { o.Policy = hostileReason{noteNeedsAPerson{embeddedPolicy(t)}} },
 	)
 	adminSrv := httptest.NewUnstartedServer(h.gw.Admin)
 	adminSrv.Listener.Close()
@@ -193,7 +205,8 @@ func TestConsoleInARealBrowser(t *testing.T) {
 	if tools := text(`table.activity`); !strings.Contains(tools, hostileText) || live(`table.activity img, table.activity b`) != 0 {
 		t.Errorf("the hostile tool name is not shown as text: %q", tools)
 	}
-	if reasons := text(`section.reasons`); !strings.Contains(reasons, "not_visible") || !strings.Contains(reasons, "unknown_tool") {
+	if reasons := text(`section.reasons`); !strings.Contains(reasons, "not_visible") || !strings.Contains(reasons, "unknown_tool") ||
+		!strings.Contains(reasons, hostileText) || live(`section.reasons img, section.reasons b`) != 0 {
 		t.Errorf("reasons: %q", reasons)
 	}
 	screenshot("activity")
@@ -278,7 +291,8 @@ func TestConsoleInARealBrowser(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	if tk := text(`article.ticket`); !strings.Contains(tk, "demo_note_touch") || !strings.Contains(tk, "notes need a person") {
+	if tk := text(`article.ticket`); !strings.Contains(tk, "demo_note_touch") || !strings.Contains(tk, "notes need a person "+hostileText) ||
+		live(`article.ticket img, article.ticket b`) != 0 {
 		t.Errorf("the waiting ticket: %q", tk)
 	}
 	if diff := text(`article.pin pre.diff`); !strings.Contains(diff, hostileText) || live(`article.pin img, article.pin b`) != 0 {
@@ -321,5 +335,4 @@ func TestConsoleInARealBrowser(t *testing.T) {
 	if len(dialogs) > 0 {
 		t.Fatalf("script ran on the console: %v", dialogs)
 	}
-	_ = approval.Human
 }
