@@ -287,7 +287,8 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	if g.explainer != nil {
-		g.explainer.set(g.Router, authn, cfg.Tokens)
+		tokens := cfg.Tokens
+		g.explainer.set(g.Router, authn, func() *auth.Tokens { return tokens })
 	}
 	if g.Window != nil {
 		if err = g.buildConsole(cfg, o); err != nil {

@@ -35,7 +35,7 @@ func (g *Gateway) buildConsole(cfg Config, o Options) error {
 	}
 	c, err := console.New(console.Deps{
 		Window: g.Window, Guard: g.Page, Tickets: g.Tickets, Pins: g.Pins, PinEvents: g.events,
-		Explainer: g.explainer, Clients: cfg.Tokens.Clients, Targets: targets,
+		Explainer: g.explainer, Clients: g.explainer.clients, Targets: targets,
 		// The arguments an operator opens are redacted like any result,
 		// the gateway's own secrets included.
 		Redactor: redact.New(known...), Now: o.Now, Logger: o.Logger,
@@ -59,11 +59,21 @@ type explainer struct {
 type explainerState struct {
 	router *router.Router
 	authn  *auth.Authenticator
-	tokens *auth.Tokens
+	// tokens are the clients the gateway accepts now.
+	tokens func() *auth.Tokens
 }
 
-func (x *explainer) set(r *router.Router, a *auth.Authenticator, t *auth.Tokens) {
-	x.state.Store(&explainerState{router: r, authn: a, tokens: t})
+func (x *explainer) set(r *router.Router, a *auth.Authenticator, tokens func() *auth.Tokens) {
+	x.state.Store(&explainerState{router: r, authn: a, tokens: tokens})
+}
+
+// clients are the clients of the tokens file, for the console's form.
+func (x *explainer) clients() []auth.Client {
+	st := x.state.Load()
+	if st == nil {
+		return nil
+	}
+	return st.tokens().Clients()
 }
 
 func (x *explainer) Explain(ctx context.Context, q admin.Question) (router.Explanation, error) {
@@ -71,11 +81,12 @@ func (x *explainer) Explain(ctx context.Context, q admin.Question) (router.Expla
 	if st == nil {
 		return router.Explanation{}, toolerr.New(toolerr.UpstreamUnavailable, "the gateway is still starting")
 	}
-	i := slices.IndexFunc(st.tokens.Clients(), func(c auth.Client) bool { return c.Name == q.Client })
+	clients := st.tokens().Clients()
+	i := slices.IndexFunc(clients, func(c auth.Client) bool { return c.Name == q.Client })
 	if i < 0 {
 		return router.Explanation{}, toolerr.New(toolerr.NotFound, "no client named %q in the tokens file", q.Client)
 	}
-	id, err := st.authn.Assume(st.tokens.Clients()[i], q.User, q.Role)
+	id, err := st.authn.Assume(clients[i], q.User, q.Role)
 	if err != nil {
 		return router.Explanation{}, toolerr.New(toolerr.InvalidArgument, "%s", err.Error())
 	}
