@@ -193,14 +193,22 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	if err != nil {
 		return nil, err
 	}
+	var g *Gateway
 	defer func() {
 		if err != nil {
 			ticketStore.Close()
+			// What the console started: the tap's reader and the file.
+			if g != nil && g.stopTap != nil {
+				g.stopTap()
+			}
+			if g != nil && g.auditFile != nil {
+				g.auditFile.Close()
+			}
 		}
 	}()
 	sessionCfg := cfg.Sessions
 	sessionCfg.Now = o.Now
-	g := &Gateway{
+	g = &Gateway{
 		Tickets:  ticketStore,
 		Pins:     pinStore,
 		Metrics:  metrics.New(),

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -124,7 +125,7 @@ func (s *stats) figures(now time.Time) []ServiceFigures {
 		f.HourP50, f.HourP99 = quantile(&hour, hourN, 0.5), quantile(&hour, hourN, 0.99)
 		out = append(out, f)
 	}
-	slices.SortFunc(out, func(a, b ServiceFigures) int { return compareStrings(a.Service, b.Service) })
+	slices.SortFunc(out, func(a, b ServiceFigures) int { return cmp.Compare(a.Service, b.Service) })
 	return out
 }
 

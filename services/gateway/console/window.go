@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -238,7 +239,7 @@ func (w *Window) Latest(f Filter, limit int) Activity {
 		if x.Count != y.Count {
 			return y.Count - x.Count
 		}
-		return compareStrings(x.ID, y.ID)
+		return cmp.Compare(x.ID, y.ID)
 	})
 	return a
 }
@@ -277,14 +278,4 @@ func names(m map[string]bool) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
