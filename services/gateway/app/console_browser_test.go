@@ -96,15 +96,18 @@ func TestConsoleInARealBrowser(t *testing.T) {
 			c.ApprovalURL = base
 			c.Services = append(c.Services, app.ServiceConfig{Name: "arr", URL: arr.URL + "/mcp", Token: []byte(serviceToken)})
 		},
-		func(o *app.Options) { o.Policy = hostileReason{noteNeedsAPerson{embeddedPolicy(t)}} },
+		func(o *app.Options) {
+			o.Policy = hostileReason{noteNeedsAPerson{embeddedPolicy(t)}}
+			// The real clock: the calls' latencies are real ones.
+			o.Now = time.Now
+		},
 	)
 	adminSrv := httptest.NewUnstartedServer(h.gw.Admin)
 	adminSrv.Listener.Close()
 	adminSrv.Listener = ln
 	adminSrv.Start()
 	t.Cleanup(adminSrv.Close)
-	h.clock.Set(time.Date(2026, 12, 4, 18, 30, 0, 0, time.Local))
-	generateHour(h.gw.Window, h.clock.Now().Add(-time.Minute))
+	generateHour(h.gw.Window, time.Now().Add(-time.Minute))
 
 	// What the assistants did.
 	ann := h.client("openwebui", "ann@example.org", "/mcp")

@@ -43,8 +43,9 @@ type line struct {
 }
 
 type tick struct {
-	X, Y  float64
-	Label string
+	X, Y   float64
+	Label  string
+	Anchor string // SVG text-anchor: a fixed word
 }
 
 func xOf(i int) float64 { return padLeft + float64(i)*plotW/minutes }
@@ -56,7 +57,11 @@ func newChart(title string) chart {
 		if m == minutes-1 {
 			label = "now"
 		}
-		c.Xs = append(c.Xs, tick{X: xOf(m) + plotW/minutes/2, Y: chartH - 3, Label: label})
+		t := tick{X: xOf(m) + plotW/minutes/2, Y: chartH - 3, Label: label, Anchor: "middle"}
+		if m == minutes-1 {
+			t.X, t.Anchor = chartW-1, "end"
+		}
+		c.Xs = append(c.Xs, t)
 	}
 	return c
 }
