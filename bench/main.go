@@ -12,6 +12,7 @@
 //	go run ./bench -quick       # a smoke run of a few hundred calls
 //	go run ./bench -before DIR  # also the gateway of another checkout
 //	                            # (git worktree add DIR <commit>), same rounds
+//	go run ./bench -variant off-x=DIR  # more checkouts, rows labelled off-x
 //
 // It prints p50/p99, what each target adds over the direct call and over
 // the bare proxy, calls/s at 1 and 16 clients, and the gateway's RSS after
@@ -43,6 +44,10 @@ func main() {
 	flag.IntVar(&cfg.SoakRuns, "soak-runs", cfg.SoakRuns, "how often the soak repeats (RSS growth)")
 	flag.BoolVar(&cfg.NoSidecar, "no-sidecar", false, "skip the OPA sidecar rows")
 	flag.StringVar(&cfg.Before, "before", "", "another checkout (e.g. a git worktree of an older commit) whose gateway is measured beside this one, in the same rounds")
+	flag.Func("variant", "LABEL=DIR: one more checkout measured in the same rounds, its rows labelled LABEL (may be given more than once)", func(v string) error {
+		cfg.Variants = append(cfg.Variants, v)
+		return nil
+	})
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the work directory (logs, audit lines)")
 	flag.Parse()
 	if *quick {

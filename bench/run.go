@@ -33,6 +33,10 @@ type Config struct {
 	// whose gateway is measured beside this repository's, in the same
 	// rounds; services, proxies and client stay this repository's.
 	Before string
+	// Variants are more checkouts measured the same way, each as
+	// LABEL=DIR (its rows start with "LABEL: "): a build with one piece
+	// switched off, say, beside the build with it.
+	Variants []string
 	// Keep leaves the work directory (logs, audit lines) in place.
 	Keep bool
 }
@@ -220,6 +224,13 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	if cfg.Before != "" {
 		variants = append(variants, &variant{prefix: "before: ", repo: cfg.Before})
 	}
+	for _, lv := range cfg.Variants {
+		label, dir, ok := strings.Cut(lv, "=")
+		if !ok || label == "" || dir == "" {
+			return nil, nil, fmt.Errorf("-variant %q: want LABEL=DIR", lv)
+		}
+		variants = append(variants, &variant{prefix: label + ": ", repo: dir})
+	}
 	demoBin := filepath.Join(st.dir, "demo")
 	fmt.Fprintln(log, "building the gateway and the demo service")
 	if err := build(ctx, cfg.Repo, cfg.Repo, "./services/demo", demoBin); err != nil {
@@ -276,7 +287,7 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	var lines []string
 	bearer := map[string]string{}
 	clientNames := []string{"bench"}
-	for row := range maxPreviewRows {
+	for row := range previewRowsPer * len(variants) {
 		for r := range cfg.Rounds {
 			clientNames = append(clientNames, previewClient(row, r))
 		}
@@ -466,9 +477,10 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 // proxyOnePName is the one-P proxy's row.
 const proxyOnePName = "bare reverse proxy, one P (GOMAXPROCS=1, as the gateway runs)"
 
-// maxPreviewRows bounds the preview rows (3 per gateway variant), each of
-// which has its own client per round.
-const maxPreviewRows = 6
+// previewRowsPer is how many preview rows a gateway variant has (embedded
+// /mcp/demo and /mcp, sidecar /mcp/demo), each with its own client per
+// round.
+const previewRowsPer = 3
 
 func previewClient(row, round int) string { return fmt.Sprintf("bench-preview-%d-%d", row, round) }
 

@@ -288,16 +288,6 @@ func withSaid(msg, s string) string {
 	return strings.TrimRight(msg, ". ") + ". " + s
 }
 
-// Said returns the framed reason of the first *StatusError in err's
-// chain (`Sonarr said: "…"`), or "".
-func Said(err error) string {
-	var se *StatusError
-	if errors.As(err, &se) {
-		return se.Said()
-	}
-	return ""
-}
-
 // Explain adds the application's reason found in err's chain to err's
 // client-safe message, for a service that words its own message around a
 // status: `… (HTTP 409). Sonarr said: "…"`. Code and chain are kept; an

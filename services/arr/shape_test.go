@@ -224,3 +224,31 @@ func TestShapeChecksCatchTheOldDrift(t *testing.T) {
 		t.Error(`"42%" and 42.3 compared alike`)
 	}
 }
+
+// Both apps' grab previews, and their force rule, are one: a guid with
+// control characters or blanks around it is refused before anything is
+// asked of the app, and a release the app only holds back for now (a
+// temporary rejection: approved false, rejected false) needs force.
+func TestSonarrAndRadarrGrabTheSameWay(t *testing.T) {
+	svc := bothApps(t)
+	for _, app := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"sonarr_release_grab", map[string]any{"series_id": 1, "season": 1, "indexer_id": 1}},
+		{"radarr_release_grab", map[string]any{"movie_id": 2, "indexer_id": 1}},
+	} {
+		for _, guid := range []string{" " + fakeradarr.GUIDApproved, fakeradarr.GUIDApproved + " ", "guid\nX-Injected: 1", "guid\x00"} {
+			args := maps.Clone(app.args)
+			args["guid"] = guid
+			got, isErr := svc.Call(t, app.tool, args, "")
+			if !isErr || !strings.Contains(fmt.Sprint(got), "invalid_argument") || !strings.Contains(fmt.Sprint(got), "guid must") {
+				t.Errorf("%s guid %q: %v", app.tool, guid, got)
+			}
+		}
+	}
+	held := arrapi.ReleaseRecord{Approved: false, Rejected: false, TemporarilyRejected: true, DownloadAllowed: true, Rejections: []string{"Indexer X is blocked till later due to failures, cannot grab release."}}
+	if !held.NeedsForce() || !strings.Contains(held.Refusal("Radarr"), "holds this release back for now") {
+		t.Fatalf("a release held back for now: needs force %v, refusal %q", held.NeedsForce(), held.Refusal("Radarr"))
+	}
+}

@@ -23,10 +23,12 @@ func main() {
 	gateway := fx.New(
 		toolkit.FxLogger(logger),
 		fx.Supply(logger),
-		app.ConfigModule,
-		app.GatewayModule,
-		app.ServeModule,
-		// Last: a bad configuration's summary stays the first line out.
+		// A module, so that it runs before the procs module: a bad
+		// configuration's summary stays the first line out.
+		fx.Module("gateway",
+			fx.Provide(app.ConfigFromEnv, app.NewGateway),
+			fx.Invoke(app.Serve),
+		),
 		toolkit.ProcsModule(os.LookupEnv),
 	)
 	os.Exit(toolkit.Serve("gateway", gateway))

@@ -97,6 +97,13 @@ func (r ReleaseRecord) View(volatile bool) ReleaseView {
 	return v
 }
 
+// NeedsForce reports whether a grab of r overrides the app's decision:
+// the app did not approve it (any rejection, temporary ones included: a
+// blocked indexer, a minimum age) or does not allow its download. Sonarr,
+// Radarr and Prowlarr's ReleaseResource set approved only when a release
+// has no rejection at all (DownloadDecision.Approved).
+func (r ReleaseRecord) NeedsForce() bool { return r.Rejected || !r.Approved || !r.DownloadAllowed }
+
 // Refusal says in the app's name (display, "Sonarr") why grabbing r
 // overrides the app: its rejections, download_allowed=false, or, when it
 // names neither, that it did not approve r.
@@ -104,6 +111,9 @@ func (r ReleaseRecord) Refusal(display string) string {
 	var why []string
 	if r.Rejected || len(r.Rejections) > 0 {
 		s := display + " rejected this release"
+		if r.TemporarilyRejected && !r.Rejected {
+			s = display + " holds this release back for now"
+		}
 		if len(r.Rejections) > 0 {
 			s += " (" + strings.Join(r.Rejections, "; ") + ")"
 		}

@@ -2,8 +2,10 @@ package arrapi
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/internal/upstream"
 )
 
 // The parts of the write tools that are the same in Sonarr and Radarr: a
@@ -41,6 +43,19 @@ func (r ReleaseRecord) Override(display string, needs, force bool) (warning stri
 			"%s. Nothing was grabbed. Grab it anyway only if the user explicitly wants this: request the preview again with force: true (a person must then approve the ticket)", why)
 	}
 	return why + "; grabbing anyway because force is set.", nil
+}
+
+// CheckGUID refuses a guid argument that cannot be one a release search
+// returned: control characters, or blanks around it (a model's copy
+// mistake, which would otherwise read as "no longer offered").
+func CheckGUID(guid, searchTool string) error {
+	if err := upstream.HeaderValue(guid); err != nil {
+		return toolerr.New(toolerr.InvalidArgument, "guid must not contain control characters")
+	}
+	if strings.TrimSpace(guid) != guid {
+		return toolerr.New(toolerr.InvalidArgument, "guid must be passed exactly as %s returned it, without blanks around it", searchTool)
+	}
+	return nil
 }
 
 // NotOffered is the refusal of a grab preview whose release a fresh

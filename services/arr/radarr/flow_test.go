@@ -183,12 +183,18 @@ func TestReleaseGrabFlow(t *testing.T) {
 		}
 	})
 
-	t.Run("rejected and not-allowed releases need force and a person", func(t *testing.T) {
+	t.Run("rejected, held-back and not-allowed releases need force and a person", func(t *testing.T) {
 		for _, rel := range []struct {
 			guid    string
 			indexer int
 			why     string
-		}{{fakeradarr.GUIDRejected, 2, "CAM is not wanted"}, {fakeradarr.GUIDNotAllowed, 3, "download_allowed=false"}} {
+		}{
+			{fakeradarr.GUIDRejected, 2, "CAM is not wanted"},
+			{fakeradarr.GUIDNotAllowed, 3, "download_allowed=false"},
+			// Temporarily rejected (approved false, rejected false): as
+			// Sonarr's rule, not only the model's word.
+			{fakeradarr.GUIDHeldBack, 4, "holds this release back for now (Indexer DrunkenSlug"},
+		} {
 			before := f.posts("/api/v3/release")
 			args := map[string]any{"movie_id": 2, "guid": rel.guid, "indexer_id": rel.indexer}
 			got, isErr := f.call(t, "radarr_release_grab", args)

@@ -92,8 +92,8 @@ func TestReadTools(t *testing.T) {
 		{"history", "radarr_history", map[string]any{"movie_id": 1}, []string{`"event_type":"grabbed"`, `"indexer":"NZBgeek (Prowlarr)"`, `"movie":"The Matrix"`, `"total_records":2`}, []string{"downloadUrl", "guid", "droppedPath", "importedPath"}, "/api/v3/history", map[string]string{"movieIds": "1", "sortKey": "date", "sortDirection": "descending"}},
 		{"health", "radarr_health", map[string]any{}, []string{`"ok":false`, `"source":"DownloadClientCheck"`, `"version":`}, nil, "/api/v3/system/status", nil},
 		{"disk space", "radarr_disk_space", map[string]any{}, []string{`"path":"/movies"`, `"free":"2.0 TiB"`, `"free_percent":12`}, nil, "/api/v3/diskspace", nil},
-		{"release search", "radarr_release_search", map[string]any{"movie_id": 2}, []string{`"total":5`, `"guid":"` + fakeradarr.GUIDApproved + `"`, `"guid":"sha256:`, `"download_allowed":false`, `"rejections":["CAM is not wanted in profile"]`, `"indexer_id":3`, `"existing_file":null`}, []string{"magnet:", "downloadUrl", "download_url", "prowlarr:9696"}, "/api/v3/movie/2", nil},
-		{"release search limit", "radarr_release_search", map[string]any{"movie_id": 2, "limit": 1}, []string{`"returned":1`, `"total":5`}, nil, "/api/v3/movie/2", nil},
+		{"release search", "radarr_release_search", map[string]any{"movie_id": 2}, []string{`"total":6`, `"temporarily_rejected":true`, `"guid":"` + fakeradarr.GUIDApproved + `"`, `"guid":"sha256:`, `"download_allowed":false`, `"rejections":["CAM is not wanted in profile"]`, `"indexer_id":3`, `"existing_file":null`}, []string{"magnet:", "downloadUrl", "download_url", "prowlarr:9696"}, "/api/v3/movie/2", nil},
+		{"release search limit", "radarr_release_search", map[string]any{"movie_id": 2, "limit": 1}, []string{`"returned":1`, `"total":6`}, nil, "/api/v3/movie/2", nil},
 	}
 	reads := make([]toolkittest.ReadCase, 0, len(cases))
 	for _, tc := range cases {

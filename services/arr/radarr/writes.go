@@ -3,7 +3,6 @@ package radarr
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/toolerr"
@@ -97,7 +96,7 @@ func (t *tools) releaseGrabTool(timeout time.Duration) toolkit.Tool {
 		Title: "Grab one exact release",
 		Description: "Write: send one exact release from radarr_release_search (movie_id + guid + indexer_id) to Radarr's download client. " +
 			"The preview asks Radarr's indexers again (slow: deadline " + timeout.String() + ") and shows title, size, indexer, quality, rejections, download_allowed and the movie file that already exists. " +
-			"A release Radarr rejected or marked download_allowed=false is only grabbed when the preview was requested with force: true (a person must then approve). " +
+			"A release Radarr did not approve (rejected, or held back for now) or marked download_allowed=false is only grabbed when the preview was requested with force: true (a person must then approve). " +
 			"Deletes nothing: " + NoReplacePromise,
 		Annotations: writeAnnotations,
 		Timeout:     timeout,
@@ -124,8 +123,8 @@ type GrabPreview struct {
 }
 
 func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, error) {
-	if strings.TrimSpace(in.GUID) != in.GUID {
-		return GrabPreview{}, toolerr.New(toolerr.InvalidArgument, "guid must be passed exactly as radarr_release_search returned it")
+	if err := arrapi.CheckGUID(in.GUID, "radarr_release_search"); err != nil {
+		return GrabPreview{}, err
 	}
 	m, err := t.c.Movie(ctx, in.MovieID)
 	if err != nil {
@@ -145,7 +144,7 @@ func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, erro
 		Release:      r.View(false),
 		ExistingFile: fileOf(m.MovieFile),
 		Force:        in.Force,
-		NeedsForce:   r.Rejected || !r.DownloadAllowed,
+		NeedsForce:   r.NeedsForce(),
 		Note:         NoReplacePromise,
 		guid:         r.GUID,
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
-	"github.com/toolgate/toolgate/internal/upstream"
 	"github.com/toolgate/toolgate/services/arr/arrapi"
 )
 
@@ -105,7 +104,7 @@ func (t *tools) grabTool(timeout time.Duration) toolkit.Tool {
 		Title: "Grab one release",
 		Description: "Write: hand exactly one release from sonarr_release_search (series_id, season, guid, indexer_id) to Sonarr's download client. " +
 			"The preview searches the indexers again (slow, like sonarr_release_search) and shows title, size, indexer, quality, rejections, download_allowed and the episode files that already exist; after the user agrees, confirm grabs it. " +
-			"A release Sonarr rejected or marked download_allowed=false needs force: true already in the preview, and a person must approve it. Deletes nothing; replacement of existing files is up to Sonarr's quality rules.",
+			"A release Sonarr did not approve (rejected, or held back for now) or marked download_allowed=false needs force: true already in the preview, and a person must approve it. Deletes nothing; replacement of existing files is up to Sonarr's quality rules.",
 		Annotations: toolkit.Annotations{OpenWorld: true},
 		Timeout:     timeout,
 		Handler:     toolkit.WriteFor(t.previewGrab, t.applyGrab),
@@ -141,8 +140,8 @@ type existingFile struct {
 }
 
 func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, error) {
-	if err := upstream.HeaderValue(in.GUID); err != nil {
-		return GrabPreview{}, toolerr.New(toolerr.InvalidArgument, "guid must not contain control characters")
+	if err := arrapi.CheckGUID(in.GUID, "sonarr_release_search"); err != nil {
+		return GrabPreview{}, err
 	}
 	s, err := t.c.Series(ctx, in.SeriesID)
 	if err != nil {
@@ -179,7 +178,7 @@ func (t *tools) previewGrab(ctx context.Context, in grabArgs) (GrabPreview, erro
 	}
 	p := GrabPreview{
 		Action: "grab this release with Sonarr", SeriesID: s.ID, Series: s.Title, Season: in.Season, SearchedBy: by,
-		Release: releaseView(r, false), Force: in.Force, NeedsForce: r.Rejected || !r.Approved || !r.DownloadAllowed,
+		Release: releaseView(r, false), Force: in.Force, NeedsForce: r.NeedsForce(),
 		ExistingFiles: []existingFile{}, guid: r.GUID, episodeID: in.EpisodeID,
 	}
 	if p.Warning, err = r.Override("Sonarr", p.NeedsForce, in.Force); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/services/gateway/audit"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 	"github.com/toolgate/toolgate/services/gateway/backend"
+	"github.com/toolgate/toolgate/services/gateway/catalog"
 	"github.com/toolgate/toolgate/services/gateway/console"
 	"github.com/toolgate/toolgate/services/gateway/metrics"
 	"github.com/toolgate/toolgate/services/gateway/notify"
@@ -89,7 +90,7 @@ type Config struct {
 	RefreshInterval    time.Duration
 	// Toolsets are endpoints offering part of one service's tools
 	// (/mcp/sonarr); LoadConfig starts from DefaultToolsets.
-	Toolsets []router.Toolset
+	Toolsets []catalog.Toolset
 	// AuditBatch, when positive, lets read lines wait up to this long to
 	// be written together (lines about writes and tickets never wait);
 	// Close writes whatever waits. Zero writes every line at once.

@@ -15,7 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/gateway/app"
-	"github.com/toolgate/toolgate/services/gateway/router"
+	"github.com/toolgate/toolgate/services/gateway/catalog"
 )
 
 func listNames(t *testing.T, c *client.Client) []string {
@@ -33,7 +33,7 @@ func listNames(t *testing.T, c *client.Client) []string {
 }
 
 var demoToolsets = func(c *app.Config) {
-	c.Toolsets = []router.Toolset{
+	c.Toolsets = []catalog.Toolset{
 		{Name: "counter", Service: "demo", Tools: []string{"demo_counter_*"}},
 		{Name: "reads", Service: "demo", Tools: []string{"demo_echo", "demo_config"}},
 	}
@@ -84,24 +84,24 @@ func TestToolsetsAreChecked(t *testing.T) {
 	services := []string{"demo", "arr", "ersatztv", "homeassistant"}
 	cases := []struct {
 		name string
-		sets []router.Toolset
+		sets []catalog.Toolset
 	}{
-		{"a service's name", []router.Toolset{{Name: "arr", Service: "demo", Tools: []string{"demo_*"}}}},
-		{"the discovery endpoint's name", []router.Toolset{{Name: "discover", Service: "demo", Tools: []string{"demo_*"}}}},
-		{"twice", []router.Toolset{{Name: "a", Service: "demo", Tools: []string{"demo_x"}}, {Name: "a", Service: "demo", Tools: []string{"demo_y"}}}},
-		{"unknown service", []router.Toolset{{Name: "a", Service: "web", Tools: []string{"web_*"}}}},
-		{"no tools", []router.Toolset{{Name: "a", Service: "demo"}}},
-		{"odd pattern", []router.Toolset{{Name: "a", Service: "demo", Tools: []string{"demo_[x]"}}}},
-		{"odd name", []router.Toolset{{Name: "A b", Service: "demo", Tools: []string{"demo_x"}}}},
+		{"a service's name", []catalog.Toolset{{Name: "arr", Service: "demo", Tools: []string{"demo_*"}}}},
+		{"the discovery endpoint's name", []catalog.Toolset{{Name: "discover", Service: "demo", Tools: []string{"demo_*"}}}},
+		{"twice", []catalog.Toolset{{Name: "a", Service: "demo", Tools: []string{"demo_x"}}, {Name: "a", Service: "demo", Tools: []string{"demo_y"}}}},
+		{"unknown service", []catalog.Toolset{{Name: "a", Service: "web", Tools: []string{"web_*"}}}},
+		{"no tools", []catalog.Toolset{{Name: "a", Service: "demo"}}},
+		{"odd pattern", []catalog.Toolset{{Name: "a", Service: "demo", Tools: []string{"demo_[x]"}}}},
+		{"odd name", []catalog.Toolset{{Name: "A b", Service: "demo", Tools: []string{"demo_x"}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := router.CheckToolsets(tc.sets, services); err == nil {
+			if err := catalog.CheckToolsets(tc.sets, services); err == nil {
 				t.Fatal("accepted")
 			}
 		})
 	}
-	if err := router.CheckToolsets(app.DefaultToolsets, services); err != nil {
+	if err := catalog.CheckToolsets(app.DefaultToolsets, services); err != nil {
 		t.Fatalf("the defaults: %v", err)
 	}
 }

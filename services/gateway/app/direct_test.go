@@ -169,12 +169,12 @@ func TestConfirmOnTheDirectPath(t *testing.T) {
 
 // TestProgressCallsAnswerAsPlainCalls: through the real gateway and the
 // demo service, a call that asks for progress (served on the direct path,
-// router/fastcall_test.go) gets the very bytes and headers of the plain
+// router/direct_test.go) gets the very bytes and headers of the plain
 // call, and what mcp-go answers a call with another _meta. (Previews and
 // the rest: TestDirectPathAnswersAndAuditsLikeMCPGo.) (mcp-go writes
 // a result's members in its own order where the direct path passes on the
 // service's — "isError" before "structuredContent" — so with it the
-// answers are equal as JSON; router/fastcall_test.go holds the progress
+// answers are equal as JSON; router/direct_test.go holds the progress
 // call to mcp-go's answer to the very same request byte for byte.)
 func TestProgressCallsAnswerAsPlainCalls(t *testing.T) {
 	h := newHarness(t)

@@ -22,7 +22,7 @@ import (
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/services/gateway/app"
 	"github.com/toolgate/toolgate/services/gateway/auth"
-	"github.com/toolgate/toolgate/services/gateway/router"
+	"github.com/toolgate/toolgate/services/gateway/catalog"
 	"github.com/toolgate/toolgate/services/gateway/stdio"
 )
 
@@ -235,7 +235,7 @@ func newFrontRig(t *testing.T) *frontRig {
 		}
 		c.Tokens = tokens
 		c.UserTokens = auth.UserTokens{Secret: []byte(owuiJWTSecret)}
-		c.Toolsets = append(c.Toolsets, router.Toolset{Name: "demo-reads", Service: "demo", Tools: []string{"demo_echo"}})
+		c.Toolsets = append(c.Toolsets, catalog.Toolset{Name: "demo-reads", Service: "demo", Tools: []string{"demo_echo"}})
 	})
 	return r
 }

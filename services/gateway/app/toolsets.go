@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolgate/toolgate/services/gateway/router"
+	"github.com/toolgate/toolgate/services/gateway/catalog"
 )
 
 // DefaultToolsets split the services whose catalog is over the 12 KB an
@@ -17,7 +17,7 @@ import (
 // and YAML tools.
 // services/catalogtest holds each to the budget and checks that together
 // they offer every tool.
-var DefaultToolsets = []router.Toolset{
+var DefaultToolsets = []catalog.Toolset{
 	{Name: "sonarr", Service: "arr", Tools: []string{"sonarr_*"}},
 	{Name: "radarr", Service: "arr", Tools: []string{"radarr_*"}},
 	{Name: "prowlarr", Service: "arr", Tools: []string{"prowlarr_*"}},
@@ -49,8 +49,8 @@ func except(patterns []string) []string {
 }
 
 // DefaultToolsetsOf returns the default toolsets of the given services.
-func DefaultToolsetsOf(services []string) []router.Toolset {
-	var out []router.Toolset
+func DefaultToolsetsOf(services []string) []catalog.Toolset {
+	var out []catalog.Toolset
 	for _, ts := range DefaultToolsets {
 		if slices.Contains(services, ts.Service) && !slices.Contains(services, ts.Name) {
 			out = append(out, ts)
@@ -65,7 +65,7 @@ func DefaultToolsetsOf(services []string) []router.Toolset {
 //
 // and returns the default toolsets of the configured services with these
 // added; one with a default's name replaces it.
-func parseToolsets(setting string, services []string) ([]router.Toolset, error) {
+func parseToolsets(setting string, services []string) ([]catalog.Toolset, error) {
 	sets := DefaultToolsetsOf(services)
 	defaults := len(sets)
 	for _, item := range strings.Split(setting, ";") {
@@ -78,19 +78,19 @@ func parseToolsets(setting string, services []string) ([]router.Toolset, error) 
 		if !ok1 || !ok2 {
 			return nil, errors.New("must be name=service:tool,prefix_*;… (* stands for any characters)")
 		}
-		ts := router.Toolset{Name: strings.TrimSpace(name), Service: strings.TrimSpace(service)}
+		ts := catalog.Toolset{Name: strings.TrimSpace(name), Service: strings.TrimSpace(service)}
 		for _, t := range strings.Split(tools, ",") {
 			if t = strings.TrimSpace(t); t != "" {
 				ts.Tools = append(ts.Tools, t)
 			}
 		}
-		if i := slices.IndexFunc(sets, func(d router.Toolset) bool { return d.Name == ts.Name }); i >= 0 && i < defaults {
+		if i := slices.IndexFunc(sets, func(d catalog.Toolset) bool { return d.Name == ts.Name }); i >= 0 && i < defaults {
 			sets[i] = ts // replaces a default
 			continue
 		}
 		sets = append(sets, ts)
 	}
-	if err := router.CheckToolsets(sets, services); err != nil {
+	if err := catalog.CheckToolsets(sets, services); err != nil {
 		return nil, err
 	}
 	return sets, nil

@@ -114,3 +114,6 @@ func validApprover(s string) bool {
 	}
 	return true
 }
+
+// AdminName is the approver name of whoever signs in with the admin token.
+const AdminName = "admin"

@@ -34,9 +34,6 @@ import (
 // Prefix is where the page lives on the admin listener.
 const Prefix = "/approvals/"
 
-// AdminName is the approver name of whoever signs in with the admin token.
-const AdminName = "admin"
-
 const (
 	sessionCookie = "toolgate_session"
 	loginCookie   = "toolgate_login"
@@ -554,7 +551,8 @@ func cleanNote(s string) string {
 	return s
 }
 
-func ago(now, t time.Time) string   { return human(now.Sub(t)) + " ago" }
+func ago(now, t time.Time) string { return human(now.Sub(t)) + " ago" }
+
 func until(now, t time.Time) string { return "in " + human(t.Sub(now)) }
 
 func human(d time.Duration) string {

@@ -76,30 +76,6 @@ const (
 	PhaseApply   = "apply"
 )
 
-// line fixes the on-disk field names; they are a stable interface for log
-// shippers and must not be renamed.
-type line struct {
-	Time       string  `json:"time"`
-	Event      string  `json:"event,omitempty"`
-	Client     string  `json:"client,omitempty"`
-	User       string  `json:"user,omitempty"`
-	UserRole   string  `json:"user_role,omitempty"`
-	Service    string  `json:"service,omitempty"`
-	Tool       string  `json:"tool,omitempty"`
-	Decision   string  `json:"decision,omitempty"`
-	Reason     string  `json:"reason,omitempty"`
-	Approval   string  `json:"approval,omitempty"`
-	TicketID   string  `json:"ticket_id,omitempty"`
-	ArgsDigest string  `json:"args_digest,omitempty"`
-	DurationMS float64 `json:"duration_ms,omitempty"`
-	Outcome    string  `json:"outcome,omitempty"`
-	Bytes      int     `json:"bytes,omitempty"`
-	// Added later, so after the older fields.
-	Endpoint string `json:"endpoint,omitempty"`
-	Phase    string `json:"phase,omitempty"`
-	ReasonID string `json:"reason_id,omitempty"`
-}
-
 // Logger writes Records to an io.Writer. It is safe for concurrent use.
 // Every Write call carries whole lines only: one line for an unbuffered
 // Logger, a batch of lines for a buffered one.
@@ -303,4 +279,14 @@ func clean(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// record is the Record a line says, at t, with args beside it.
+func (l line) record(t time.Time, args []byte) Record {
+	return Record{
+		Time: t.UTC(), Event: l.Event, Client: l.Client, User: l.User, UserRole: l.UserRole, Endpoint: l.Endpoint,
+		Service: l.Service, Tool: l.Tool, Phase: l.Phase, Decision: l.Decision, Reason: l.Reason,
+		ReasonID: l.ReasonID, Approval: approval.Kind(l.Approval), TicketID: l.TicketID, ArgsDigest: l.ArgsDigest,
+		DurationMS: l.DurationMS, Outcome: l.Outcome, Bytes: l.Bytes, Args: args,
+	}
 }

@@ -121,3 +121,27 @@ func appendFloat(b []byte, f float64) []byte {
 	}
 	return b
 }
+
+// line fixes the on-disk field names; they are a stable interface for log
+// shippers and must not be renamed.
+type line struct {
+	Time       string  `json:"time"`
+	Event      string  `json:"event,omitempty"`
+	Client     string  `json:"client,omitempty"`
+	User       string  `json:"user,omitempty"`
+	UserRole   string  `json:"user_role,omitempty"`
+	Service    string  `json:"service,omitempty"`
+	Tool       string  `json:"tool,omitempty"`
+	Decision   string  `json:"decision,omitempty"`
+	Reason     string  `json:"reason,omitempty"`
+	Approval   string  `json:"approval,omitempty"`
+	TicketID   string  `json:"ticket_id,omitempty"`
+	ArgsDigest string  `json:"args_digest,omitempty"`
+	DurationMS float64 `json:"duration_ms,omitempty"`
+	Outcome    string  `json:"outcome,omitempty"`
+	Bytes      int     `json:"bytes,omitempty"`
+	// Added later, so after the older fields.
+	Endpoint string `json:"endpoint,omitempty"`
+	Phase    string `json:"phase,omitempty"`
+	ReasonID string `json:"reason_id,omitempty"`
+}

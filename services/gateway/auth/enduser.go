@@ -82,10 +82,10 @@ func (u *UserTokens) header() string {
 func (a *Authenticator) endUser(c Client, h http.Header) (user, role, missing string, _ *refusal) {
 	tokenHeader := a.users.header()
 	hasToken := len(h.Values(tokenHeader)) > 0
-	var plain string
+	var userHeader string // the first plain user header sent, if any
 	for _, name := range plainUserHeaders {
 		if h.Get(name) != "" {
-			plain = name
+			userHeader = name
 			break
 		}
 	}
@@ -101,9 +101,9 @@ func (a *Authenticator) endUser(c Client, h http.Header) (user, role, missing st
 		}
 		return u, "", "", nil
 	case UserJWT:
-		if plain != "" {
+		if userHeader != "" {
 			return "", "", "", &refusal{http.StatusBadRequest, fmt.Sprintf(
-				"client %s identifies its end users by signed token (%s); plain user headers such as %s are refused", c.Name, tokenHeader, plain)}
+				"client %s identifies its end users by signed token (%s); plain user headers such as %s are refused", c.Name, tokenHeader, userHeader)}
 		}
 		values := h.Values(tokenHeader)
 		if len(values) == 0 || strings.TrimSpace(values[0]) == "" {
@@ -117,8 +117,8 @@ func (a *Authenticator) endUser(c Client, h http.Header) (user, role, missing st
 		user, role, refused := a.verifyUserToken(strings.TrimSpace(values[0]))
 		return user, role, "", refused
 	default:
-		if hasToken || plain != "" {
-			name := plain
+		if hasToken || userHeader != "" {
+			name := userHeader
 			if hasToken {
 				name = tokenHeader
 			}

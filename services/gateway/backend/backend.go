@@ -303,3 +303,7 @@ func (q quietListening) WithAttrs(as []slog.Attr) slog.Handler {
 func (q quietListening) WithGroup(name string) slog.Handler {
 	return quietListening{q.Handler.WithGroup(name)}
 }
+
+// DefaultMaxResponseBytes bounds what the gateway reads of one answer from
+// a service; the router's result cap (at most 64 MiB) applies after.
+const DefaultMaxResponseBytes = 64<<20 + 64<<10

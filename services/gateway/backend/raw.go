@@ -17,10 +17,6 @@ import (
 	"github.com/toolgate/toolgate/internal/toolerr"
 )
 
-// DefaultMaxResponseBytes bounds what the gateway reads of one answer from
-// a service; the router's result cap (at most 64 MiB) applies after.
-const DefaultMaxResponseBytes = 64<<20 + 64<<10
-
 // errTransport marks a failure of the connection, not of the service's
 // answer: the session may be broken and a read may be retried.
 var errTransport = errors.New("transport failure")

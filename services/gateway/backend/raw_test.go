@@ -140,7 +140,7 @@ func TestCallRawFailures(t *testing.T) {
 	}
 }
 
-// goneOf reads a failure as the router does (router/catalog.go).
+// goneOf reads a failure as the router does (catalog/refresh.go).
 func goneOf(err error) string {
 	var service interface{ ServiceGone() bool }
 	var tool interface{ ToolGone() bool }

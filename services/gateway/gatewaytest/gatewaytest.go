@@ -151,10 +151,10 @@ func (g *Gateway) NewService(tools []toolkit.Tool, edits ...func(*toolkit.Option
 	g.t.Helper()
 	o := g.opts
 	key := []byte(ServiceApprovalKey(o.Service))
-	known := append([][]byte{[]byte(ServiceToken), []byte(ApprovalKey), key}, o.Secrets...)
+	secrets := append([][]byte{[]byte(ServiceToken), []byte(ApprovalKey), key}, o.Secrets...)
 	opts := toolkit.Options{
 		Name: o.Service, ServiceToken: []byte(ServiceToken), ApprovalKey: key,
-		AllowWrites: o.AllowWrites, Redactor: redact.New(known...), Logger: g.logger, CallTimeout: o.CallTimeout,
+		AllowWrites: o.AllowWrites, Redactor: redact.New(secrets...), Logger: g.logger, CallTimeout: o.CallTimeout,
 		Instructions: o.Instructions, Limits: o.Limits,
 	}
 	for _, e := range edits {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/services/gateway/mcpwire"
 	"github.com/toolgate/toolgate/services/gateway/router"
 )
 
@@ -119,15 +120,15 @@ func noEndpoint(endpoint string) error {
 }
 
 func (h *Handler) call(w http.ResponseWriter, r *http.Request, endpoint, tool string) {
-	if r.ContentLength > router.MaxRequestBytes {
-		writeError(w, http.StatusRequestEntityTooLarge, toolerr.New(toolerr.TooLarge, "the request body is larger than %d bytes", router.MaxRequestBytes))
+	if r.ContentLength > mcpwire.MaxRequestBytes {
+		writeError(w, http.StatusRequestEntityTooLarge, toolerr.New(toolerr.TooLarge, "the request body is larger than %d bytes", mcpwire.MaxRequestBytes))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, router.MaxRequestBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcpwire.MaxRequestBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, toolerr.New(toolerr.TooLarge, "the request body is larger than %d bytes", router.MaxRequestBytes))
+			writeError(w, http.StatusRequestEntityTooLarge, toolerr.New(toolerr.TooLarge, "the request body is larger than %d bytes", mcpwire.MaxRequestBytes))
 			return
 		}
 		writeError(w, http.StatusBadRequest, toolerr.New(toolerr.InvalidArgument, "the request body could not be read"))

@@ -66,8 +66,8 @@ func (p *pin) UnmarshalJSON(b []byte) error {
 		p.Definition = nil
 		return json.Unmarshal(b, &p.Hash)
 	}
-	type plain pin
-	return json.Unmarshal(b, (*plain)(p))
+	type fields pin // without this method
+	return json.Unmarshal(b, (*fields)(p))
 }
 
 // Store holds the pins, persisted as JSON at path (empty path: memory only).

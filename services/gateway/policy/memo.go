@@ -3,7 +3,6 @@ package policy
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 )
@@ -89,31 +88,6 @@ func inputReads(modules map[string]*ast.Module) (reads []ast.Ref, ok bool) {
 		return nil, false
 	}
 	return reads, true
-}
-
-// memoKey is the values r reads from in, each as its canonical text with
-// its length in front, or "-" where the path is absent. ok is false when
-// r's answers are not remembered or a value cannot be read.
-func (r *residual) memoKey(in Input) (string, bool) {
-	if r.answers == nil {
-		return "", false
-	}
-	var b []byte
-	for _, path := range r.reads {
-		v, present, err := in.find(path)
-		if err != nil {
-			return "", false
-		}
-		if !present {
-			b = append(b, '-')
-			continue
-		}
-		s := v.String()
-		b = strconv.AppendInt(b, int64(len(s)), 10)
-		b = append(b, ':')
-		b = append(b, s...)
-	}
-	return string(b), true
 }
 
 // find is the value at path in the input as astValue builds it; present

@@ -37,12 +37,12 @@ const compileQuery = resultVar + " = " + Query
 // RemoteOptions.Timeout is zero.
 const DefaultRemoteTimeout = 5 * time.Second
 
-// rememberFor bounds how long a remembered sidecar decision is used: a
+// sidecarExpiry bounds how long a remembered sidecar decision is used: a
 // backstop for a sidecar whose policy changes while the gateway's
 // connections to it stay open (an OPA run with --watch or bundles, or a
 // proxy in between); compose's sidecar changes its policy only by
 // restarting, which the connections show at once (sidecarClient).
-const rememberFor = 10 * time.Second
+const sidecarExpiry = 10 * time.Second
 
 // Remote asks an OPA sidecar over its Data API. It is safe for concurrent use.
 //
@@ -50,7 +50,7 @@ const rememberFor = 10 * time.Second
 // partial evaluation (its Compile API) of the policy and data it has
 // loaded; a residual is used only when it refers to no data, and a plan
 // only while nothing about the sidecar can have changed: no connection to
-// it was opened, closed or lost since, and for at most rememberFor.
+// it was opened, closed or lost since, and for at most sidecarExpiry.
 type Remote struct{ *decisionCache }
 
 var _ Engine = (*Remote)(nil)
@@ -97,7 +97,7 @@ func NewRemote(baseURL string, token []byte, o RemoteOptions) *Remote {
 		hc: sidecarClient(o.Timeout, conns),
 	}
 	return &Remote{newDecisionCache(s, cacheOptions{
-		residualRoots: remoteResidualRoots, changes: conns, rememberFor: rememberFor, now: o.Now,
+		residualRoots: remoteResidualRoots, changes: conns, rememberFor: sidecarExpiry, now: o.Now,
 	})}
 }
 

@@ -250,7 +250,7 @@ func TestRemoteDisagreeingResidualIsDropped(t *testing.T) {
 	for i := range 3 * residualChecks {
 		if i == residualChecks {
 			// Relearnt after the memory expired, it is still not used.
-			now = now.Add(rememberFor)
+			now = now.Add(sidecarExpiry)
 		}
 		if d, err := r.Decide(t.Context(), read()); err != nil || d.Decision != Allow {
 			t.Fatalf("alice again: %+v, %v", d, err)
@@ -285,7 +285,7 @@ func TestRemoteResidualsUseNoData(t *testing.T) {
 	}
 }
 
-// TestRemoteMemoryExpires: a remembered decision is used for rememberFor,
+// TestRemoteMemoryExpires: a remembered decision is used for sidecarExpiry,
 // then asked and partially evaluated again.
 func TestRemoteMemoryExpires(t *testing.T) {
 	f := newFakeSidecar(t, allowRead, http.StatusOK, compiled(t, false, "toolgate_decision = "+allowRead))
@@ -293,13 +293,13 @@ func TestRemoteMemoryExpires(t *testing.T) {
 	r := NewRemote(f.URL, []byte(policyToken), RemoteOptions{Now: func() time.Time { return now }})
 	learn(t, r, read())
 	asked := f.decisions.Load()
-	now = now.Add(rememberFor - time.Millisecond)
+	now = now.Add(sidecarExpiry - time.Millisecond)
 	if _, err := r.Decide(t.Context(), read()); err != nil || f.decisions.Load() != asked {
-		t.Fatalf("within %v: asked %d times, want %d (%v)", rememberFor, f.decisions.Load(), asked, err)
+		t.Fatalf("within %v: asked %d times, want %d (%v)", sidecarExpiry, f.decisions.Load(), asked, err)
 	}
 	now = now.Add(time.Millisecond)
 	if _, err := r.Decide(t.Context(), read()); err != nil || f.decisions.Load() != asked+1 {
-		t.Fatalf("after %v: asked %d times, want %d (%v)", rememberFor, f.decisions.Load(), asked+1, err)
+		t.Fatalf("after %v: asked %d times, want %d (%v)", sidecarExpiry, f.decisions.Load(), asked+1, err)
 	}
 	if _, err := r.Decide(t.Context(), read()); err != nil || f.decisions.Load() != asked+1 {
 		t.Fatalf("relearnt: asked %d times, want %d (%v)", f.decisions.Load(), asked+1, err)

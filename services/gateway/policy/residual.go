@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -152,4 +153,29 @@ func (r *residual) evalQuery(ctx context.Context, in Input) (Decision, error) {
 		return failClosed, fmt.Errorf("%w: the policy gives %d different decisions", ErrEvaluation, len(set))
 	}
 	return decisionOf(set[0])
+}
+
+// memoKey is the values r reads from in, each as its canonical text with
+// its length in front, or "-" where the path is absent. ok is false when
+// r's answers are not remembered or a value cannot be read.
+func (r *residual) memoKey(in Input) (string, bool) {
+	if r.answers == nil {
+		return "", false
+	}
+	var b []byte
+	for _, path := range r.reads {
+		v, present, err := in.find(path)
+		if err != nil {
+			return "", false
+		}
+		if !present {
+			b = append(b, '-')
+			continue
+		}
+		s := v.String()
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
+	}
+	return string(b), true
 }

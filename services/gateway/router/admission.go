@@ -9,19 +9,14 @@ import (
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/services/gateway/audit"
 	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/catalog"
 	"github.com/toolgate/toolgate/services/gateway/policy"
 )
 
-// The one admission step.
-//
-// Every front hands the tools/call it received to admit and runs nothing
-// admit refused: MCP on a session or without one, whether mcp-go or the
-// direct path answers it (Handler admits before either sees the call);
-// discovery's toolgate_call_tool; the OpenAPI tool server; and the stdio
-// bridge, which is an MCP client of Handler. The call admit returns then
-// runs through run (policy decision, tickets, approvals, caps, audit),
-// the same code for every front. A front only chooses the words of the
-// answer. Adding a front means calling admit and adding a column to the
+// The one admission step: every front (MCP through mcp-go or the direct
+// path, discovery's toolgate_call_tool, OpenAPI, the stdio bridge as an
+// MCP client) hands its tools/call to admit and runs only what it
+// admitted, through run. A new front calls admit and gets a column in the
 // differential test (app/fronts_test.go).
 
 // Why admit refused a call: the audit line's reason, stable for log
@@ -40,8 +35,8 @@ const (
 // tool failure).
 type admission struct {
 	endpoint, tool string
-	e              *entry // the tool called, if there is one
-	c              *call  // the call to run; nil when refused
+	e              *catalog.Tool // the tool called, if there is one
+	c              *call         // the call to run; nil when refused
 	err            error
 }
 
@@ -67,16 +62,16 @@ func (r *Router) judge(ctx context.Context, endpoint, tool string) (admission, s
 		a.err = toolerr.New(toolerr.AuthFailed, "no authenticated client")
 		return a, refusedNoClient
 	}
-	e := r.lookup(tool)
+	e := r.cat.Lookup(tool)
 	a.e = e
 	switch {
 	case e == nil:
 		a.err = ErrNoSuchTool
 		return a, refusedUnknown
-	case !r.offers(endpoint, e):
+	case !r.cat.Offers(endpoint, e):
 		a.err = ErrNoSuchTool
 		return a, refusedElsewhere
-	case !r.callable(ctx, e):
+	case len(r.cat.Visible(ctx, []mcp.Tool{e.Offered}, e.Offered.Name)) == 0:
 		a.err = ErrNoSuchTool
 		return a, refusedHidden
 	case id.UserMissing != "":
@@ -87,15 +82,6 @@ func (r *Router) judge(ctx context.Context, endpoint, tool string) (admission, s
 	}
 	a.c = &call{e: e, id: id, start: r.deps.Now(), endpoint: endpoint}
 	return a, ""
-}
-
-// offers reports whether endpoint offers e.
-func (r *Router) offers(endpoint string, e *entry) bool {
-	if endpoint == "" || endpoint == DiscoveryEndpoint {
-		return true
-	}
-	services, member, ok := r.endpoint(endpoint)
-	return ok && len(services) == 1 && services[0] == e.service && member(e)
 }
 
 // refuse records a refused call: one outcome line, and the call metric
@@ -111,11 +97,11 @@ func (r *Router) refuse(ctx context.Context, a admission, reason string) {
 		Endpoint: endpointPath(a.endpoint), Tool: a.tool, Decision: policy.Deny, Reason: reason, ReasonID: reason, Outcome: outcome,
 	}
 	if a.e != nil {
-		rec.Service, rec.Tool = a.e.service, a.e.upstream.Name
-		if !a.e.write {
+		rec.Service, rec.Tool = a.e.Service, a.e.Upstream.Name
+		if !a.e.Write {
 			rec.Phase = audit.PhaseRead
 		}
-		r.deps.Metrics.ObserveCall(a.e.service, a.e.upstream.Name, policy.Deny, outcome, 0)
+		r.deps.Metrics.ObserveCall(a.e.Service, a.e.Upstream.Name, policy.Deny, outcome, 0)
 	}
 	r.deps.Audit.Log(rec)
 	r.log.Info("call refused", "client", id.Client.Name, "tool", rec.Tool, "reason", reason)
@@ -166,15 +152,44 @@ func withEndpoint(ctx context.Context, endpoint string) context.Context {
 func (r *Router) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a, ok := admitted(ctx, req.Params.Name)
 	if !ok {
-		endpoint, known := ctx.Value(endpointKey{}).(string)
-		if !known {
+		endpoint, onEndpoint := ctx.Value(endpointKey{}).(string)
+		if !onEndpoint {
 			return errorResult(toolerr.New(toolerr.Internal, "a call reached a tool handler without its endpoint")), nil
 		}
-		fresh := r.admit(ctx, endpoint, req.Params.Name)
-		a = &fresh
+		again := r.admit(ctx, endpoint, req.Params.Name)
+		a = &again
 	}
 	if a.c == nil {
 		return refusal(a.err), nil
 	}
 	return r.run(ctx, a.c, req), nil
 }
+
+// visible is the MCP servers' tool filter. mcp-go runs it for tools/list
+// and again before every tools/call; a call Handler admitted (or refused)
+// already must be answered as admit did, anything else as the catalog
+// says.
+func (r *Router) visible(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	a, ok := ctx.Value(admissionKey{}).(*admission)
+	if !ok {
+		return r.cat.Visible(ctx, tools, "")
+	}
+	out := tools[:0:0]
+	for _, t := range tools {
+		switch {
+		case t.Name != a.tool:
+			out = append(out, r.cat.Visible(ctx, []mcp.Tool{t}, "")...)
+		case !errors.Is(a.err, ErrNoSuchTool):
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ErrNoSuchTool answers a call to a tool that the endpoint does not offer
+// or that the caller may not see; the two are deliberately one error.
+var ErrNoSuchTool = errors.New("no such tool on this endpoint")
+
+// ErrLoading answers a call that waited too long for the catalog's first
+// load.
+var ErrLoading = catalog.ErrLoading

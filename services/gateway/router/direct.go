@@ -1,124 +1,89 @@
 package router
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"slices"
-	"sort"
+	"fmt"
+	"mime"
+	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/internal/toolerr"
+	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/mcpwire"
 )
 
-// Listing and calling for fronts other than MCP (the OpenAPI tool server).
-// They use the very filter and tool handler the MCP servers use for
-// tools/list and tools/call, so authentication context, visibility,
-// policy, tickets, approvals, caps, audit and metrics are the same code.
+// The direct path: a plain tools/call (mcpwire's PlainCall) on a live
+// session of a 2025 revision is served here instead of by mcp-go, through
+// the same admission and run, with a read's result passed on as the
+// service wrote it (forward.go). Anything else goes to mcp-go; both
+// ways answer alike (direct_test.go, app/direct_test.go).
 
-// ErrNoSuchTool answers a call to a tool that the endpoint does not offer
-// or that the caller may not see; the two are deliberately one error.
-var ErrNoSuchTool = errors.New("no such tool on this endpoint")
-
-// OfferedTool is one tool as an endpoint offers it to a client.
-type OfferedTool struct {
-	// Def is the definition clients see: for writes with the gateway's
-	// confirm and ticket arguments, without the service's _meta.
-	Def mcp.Tool
-	// Write says the tool goes through preview → ticket → confirm.
-	Write bool
-}
-
-// Endpoints lists the names of the single-purpose endpoints
-// (/mcp/<name>, /openapi/<name>): every configured service and toolset,
-// sorted.
-func (r *Router) Endpoints() []string {
-	out := slices.Clone(r.names)
-	for _, ts := range r.cfg.Toolsets {
-		out = append(out, ts.Name)
+// callDirectly answers req when it is a plain tools/call it can serve, and
+// reports whether it did.
+func (r *Router) callDirectly(w http.ResponseWriter, req *http.Request, endpoint string, m *mcpwire.Message) bool {
+	if req.Method != http.MethodPost {
+		return false
 	}
-	slices.Sort(out)
-	return out
-}
-
-// endpoint returns whether name is an endpoint, the services it draws on
-// and which of their tools belong to it. A named toolset (issue 16) is one
-// more case here: its service and a member test on tool names.
-func (r *Router) endpoint(name string) (services []string, member func(*entry) bool, ok bool) {
-	if _, ok := r.backends[name]; ok {
-		return []string{name}, func(*entry) bool { return true }, true
+	if mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return false
 	}
-	for _, ts := range r.cfg.Toolsets {
-		if ts.Name == name {
-			return []string{ts.Service}, func(e *entry) bool { return ts.Has(e.offered.Name) }, true
+	if v := req.Header.Get(mcp.HeaderProtocolVersion); v != "" && (!mcp.IsValidProtocolVersion(v) || mcp.IsModernProtocol(v)) {
+		return false
+	}
+	id, ok := auth.IdentityFrom(req.Context())
+	if !ok || !r.deps.Sessions.Direct(id.Client.Name, endpoint, req.Header.Get("Mcp-Session-Id")) {
+		return false
+	}
+	msg, ok := m.PlainCall()
+	if !ok {
+		return false
+	}
+	a, ok := admitted(req.Context(), msg.Name)
+	if !ok {
+		return false
+	}
+	if errors.Is(a.err, ErrNoSuchTool) {
+		// mcp-go's words for a tool it does not have or the filter hides.
+		mcpwire.WriteResponse(w, msg.ID, nil, &mcpwire.ResponseError{Code: mcp.INVALID_PARAMS, Msg: fmt.Sprintf("tool '%s' not found: tool not found", msg.Name)})
+		return true
+	}
+	var result json.RawMessage
+	res := refusal(a.err)
+	if c := a.c; c != nil {
+		c.direct = true
+		var outcome string
+		res, outcome = r.serveRecovered(c, func() (*mcp.CallToolResult, string) {
+			treq := mcp.CallToolRequest{}
+			treq.Params.Name = msg.Name
+			treq.Params.RawArguments = msg.Args
+			return r.serve(req.Context(), c, treq)
+		})
+		r.finish(c, res, outcome)
+		result = c.passed.Body
+	}
+	if res != nil {
+		var err error
+		if result, err = json.Marshal(res); err != nil {
+			r.log.Error("could not encode a result", "tool", msg.Name, "error", err)
+			mcpwire.WriteResponse(w, msg.ID, nil, &mcpwire.ResponseError{Code: mcp.INTERNAL_ERROR, Msg: "could not encode the result"})
+			return true
 		}
 	}
-	return nil, nil, false
+	mcpwire.WriteResponse(w, msg.ID, result, nil)
+	return true
 }
 
-// VisibleTools returns the tools of an endpoint that the caller in ctx may
-// see, sorted by name, exactly as tools/list on /mcp/<endpoint> shows them.
-// ok is false when there is no such endpoint.
-func (r *Router) VisibleTools(ctx context.Context, endpoint string) ([]OfferedTool, bool) {
-	services, member, ok := r.endpoint(endpoint)
-	if !ok {
-		return nil, false
-	}
-	_ = r.awaitLoaded(ctx) // past the wait, the tools known so far
-	var all []*entry
-	r.mu.Lock()
-	for _, s := range services {
-		for _, e := range r.tools[s] {
-			if member(e) {
-				all = append(all, e)
-			}
+// serveRecovered runs serve and turns a panic into an internal error
+// result; the panic's value (which may quote arguments) stays in the log.
+func (r *Router) serveRecovered(c *call, serve func() (*mcp.CallToolResult, string)) (res *mcp.CallToolResult, outcome string) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("tool call panicked", "tool", c.e.Offered.Name, "panic", fmt.Sprint(p))
+			c.passed = mcpwire.Passed{}
+			res, outcome = errorResult(toolerr.New(toolerr.Internal, "internal error")), string(toolerr.Internal)
 		}
-	}
-	r.mu.Unlock()
-	defs := make([]mcp.Tool, 0, len(all))
-	write := make(map[string]bool, len(all))
-	for _, e := range all {
-		defs = append(defs, e.offered)
-		write[e.offered.Name] = e.write
-	}
-	shown := r.visible(ctx, defs)
-	out := make([]OfferedTool, 0, len(shown))
-	for _, t := range shown {
-		out = append(out, OfferedTool{Def: t, Write: write[t.Name]})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Def.Name < out[j].Def.Name })
-	return out, true
-}
-
-// CallTool runs one call of tool on endpoint with the JSON arguments args,
-// as tools/call on /mcp/<endpoint> does: the one admission step (an
-// unknown, foreign or hidden tool is ErrNoSuchTool), then the call. The
-// result is what an MCP client would get.
-func (r *Router) CallTool(ctx context.Context, endpoint, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	if _, _, ok := r.endpoint(endpoint); !ok {
-		return nil, ErrNoSuchTool
-	}
-	if err := r.awaitLoaded(ctx); err != nil {
-		return nil, err
-	}
-	a := r.admit(ctx, endpoint, tool)
-	switch {
-	case errors.Is(a.err, ErrNoSuchTool):
-		return nil, ErrNoSuchTool
-	case a.c == nil:
-		return refusal(a.err), nil
-	}
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.RawArguments = args
-	return r.run(ctx, a.c, req), nil
-}
-
-// EndpointInstructions are the instructions an MCP client of
-// /mcp/<endpoint> receives at initialize, for the caller in ctx.
-func (r *Router) EndpointInstructions(ctx context.Context, endpoint string) string {
-	services, _, ok := r.endpoint(endpoint)
-	if !ok {
-		return ""
-	}
-	return r.instructionsFor(ctx, services)
+	}()
+	return serve()
 }

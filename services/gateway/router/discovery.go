@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/internal/truncate"
 	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/catalog"
 )
 
 // The discovery endpoint (/mcp/discover) serves clients that want every
@@ -37,7 +38,7 @@ const maxFound = 50
 func (r *Router) newDiscovery() (*server.MCPServer, error) {
 	hooks := &server.Hooks{}
 	instructions := func(ctx context.Context) string {
-		return r.instructionsFor(ctx, r.names) + "\n\n" + discoveryInstructions
+		return r.instructionsFor(ctx, r.cat.Services()) + "\n\n" + discoveryInstructions
 	}
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
 		res.Instructions = instructions(ctx)
@@ -107,9 +108,9 @@ const discoveryInstructions = "This endpoint holds every service's tools without
 
 // visibleEntry returns the tool called name if the caller in ctx may see
 // it; an unknown and a hidden tool are the same answer.
-func (r *Router) visibleEntry(ctx context.Context, name string) (*entry, bool) {
-	e := r.lookup(name)
-	if e == nil || len(r.visible(ctx, []mcp.Tool{e.offered})) == 0 {
+func (r *Router) visibleEntry(ctx context.Context, name string) (*catalog.Tool, bool) {
+	e := r.cat.Lookup(name)
+	if e == nil || len(r.cat.Visible(ctx, []mcp.Tool{e.Offered}, "")) == 0 {
 		return nil, false
 	}
 	return e, true
@@ -134,28 +135,19 @@ func (r *Router) findTools(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if in.Limit <= 0 || in.Limit > maxFound {
 		in.Limit = 20
 	}
-	services, member := r.names, func(*entry) bool { return true }
+	services, member := r.cat.Services(), func(*catalog.Tool) bool { return true }
 	if in.Service != "" {
 		var ok bool
-		if services, member, ok = r.endpoint(in.Service); !ok {
+		if services, member, ok = r.cat.Endpoint(in.Service); !ok {
 			services = nil
 		}
 	}
-	var candidates []*entry
-	r.mu.Lock()
-	for _, s := range services {
-		for _, e := range r.tools[s] {
-			if member(e) {
-				candidates = append(candidates, e)
-			}
-		}
-	}
-	r.mu.Unlock()
+	candidates := r.cat.Tools(services, member)
 	defs := make([]mcp.Tool, len(candidates))
 	for i, e := range candidates {
-		defs[i] = e.offered
+		defs[i] = e.Offered
 	}
-	shown := r.visible(ctx, defs)
+	shown := r.cat.Visible(ctx, defs, "")
 	words := splitWords(in.Words)
 	type hit struct {
 		score int
@@ -177,12 +169,12 @@ func (r *Router) findTools(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	})
 	found := make([]map[string]any, 0, min(len(hits), in.Limit))
 	for _, h := range hits[:min(len(hits), in.Limit)] {
-		e := r.lookup(h.tool.Name)
+		e := r.cat.Lookup(h.tool.Name)
 		if e == nil {
 			continue
 		}
 		found = append(found, map[string]any{
-			"name": h.tool.Name, "service": e.service, "summary": summary(e.upstream.Description), "write": e.write,
+			"name": h.tool.Name, "service": e.Service, "summary": summary(e.Upstream.Description), "write": e.Write,
 		})
 	}
 	return success(map[string]any{"tools": found, "matches": len(hits),
@@ -198,7 +190,7 @@ func (r *Router) describeTool(ctx context.Context, req mcp.CallToolRequest) (*mc
 	if !ok {
 		return noSuchTool(name), nil
 	}
-	t := e.offered
+	t := e.Offered
 	schema := t.RawInputSchema
 	if len(schema) == 0 {
 		b, err := json.Marshal(t.InputSchema)
@@ -208,8 +200,8 @@ func (r *Router) describeTool(ctx context.Context, req mcp.CallToolRequest) (*mc
 		schema = b
 	}
 	return success(map[string]any{
-		"name": t.Name, "service": e.service, "title": t.Title, "description": t.Description,
-		"inputSchema": json.RawMessage(schema), "annotations": t.Annotations, "write": e.write,
+		"name": t.Name, "service": e.Service, "title": t.Title, "description": t.Description,
+		"inputSchema": json.RawMessage(schema), "annotations": t.Annotations, "write": e.Write,
 		"next": "Call it with " + toolCall + ` {"name": "` + t.Name + `", "arguments": {…}}.`,
 	}), nil
 }
@@ -232,7 +224,7 @@ func (r *Router) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	case a.c == nil:
 		return refusal(a.err), nil
 	}
-	a.c.viaDiscovery = true
+	a.c.via = toolCall
 	inner := mcp.CallToolRequest{}
 	inner.Params.Name = in.Name
 	inner.Params.RawArguments = in.Arguments

@@ -42,7 +42,7 @@ func (r *Router) Explain(ctx context.Context, endpoint, tool string, args json.R
 	a, reason := r.judge(ctx, endpoint, tool)
 	ex := Explanation{Tool: tool}
 	if a.e != nil {
-		ex.Service, ex.Tool, ex.Write = a.e.service, a.e.offered.Name, a.e.write
+		ex.Service, ex.Tool, ex.Write = a.e.Service, a.e.Offered.Name, a.e.Write
 	}
 	if a.err != nil {
 		ex.Refused, ex.Code, ex.Message = reason, toolerr.NotFound, "no such tool on this endpoint"
@@ -65,6 +65,6 @@ func (r *Router) Explain(ctx context.Context, endpoint, tool string, args json.R
 	d := c.decision
 	ex.Decision = &d
 	ex.Person = d.Decision == policy.Confirm && d.Approval == approval.Human
-	ex.FactsMayRaise = c.e.write && d.Decision != policy.Deny
+	ex.FactsMayRaise = c.e.Write && d.Decision != policy.Deny
 	return ex
 }

@@ -2,7 +2,6 @@ package router
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/catalog"
+	"github.com/toolgate/toolgate/services/gateway/mcpwire"
 	"github.com/toolgate/toolgate/services/gateway/sessions"
 )
 
@@ -78,9 +79,11 @@ func (r *Router) streamable(endpoint string, s *server.MCPServer) http.Handler {
 // discard is the response writer of the gateway's own session ends.
 type discard struct{ header http.Header }
 
-func (d discard) Header() http.Header       { return d.header }
+func (d discard) Header() http.Header { return d.header }
+
 func (discard) Write(b []byte) (int, error) { return len(b), nil }
-func (discard) WriteHeader(int)             {}
+
+func (discard) WriteHeader(int) {}
 
 const (
 	sessionIdleTTL  = sessions.DefaultIdleTTL
@@ -94,12 +97,12 @@ func (r *Router) Handler() http.Handler {
 		name := strings.Trim(strings.TrimPrefix(req.URL.Path, "/mcp"), "/")
 		h, ok := r.handlers[name]
 		if !ok || (name != "" && !strings.HasPrefix(req.URL.Path, "/mcp/")) {
-			writeRPCError(w, http.StatusNotFound, -32601, "no such service endpoint; use /mcp or /mcp/<service>")
+			mcpwire.WriteError(w, http.StatusNotFound, -32601, "no such service endpoint; use /mcp or /mcp/<service>")
 			return
 		}
-		if err := r.awaitLoaded(req.Context()); err != nil {
+		if err := r.cat.AwaitLoaded(req.Context()); err != nil {
 			w.Header().Set("Retry-After", "5")
-			writeRPCError(w, http.StatusServiceUnavailable, -32603, err.Error())
+			mcpwire.WriteError(w, http.StatusServiceUnavailable, -32603, err.Error())
 			return
 		}
 		switch req.Method {
@@ -111,27 +114,27 @@ func (r *Router) Handler() http.Handler {
 			session := req.Header.Get("Mcp-Session-Id")
 			if session == "" {
 				w.Header().Set("Allow", "POST, DELETE")
-				writeRPCError(w, http.StatusMethodNotAllowed, -32600, "GET needs an MCP session; send requests with POST")
+				mcpwire.WriteError(w, http.StatusMethodNotAllowed, -32600, "GET needs an MCP session; send requests with POST")
 				return
 			}
 			// mcp-go opens a stream for any id on GET; only the caller's
 			// own session gets one.
 			if id, ok := auth.IdentityFrom(req.Context()); !ok || !r.deps.Sessions.Owns(id.Client.Name, name, session) {
-				writeRPCError(w, http.StatusNotFound, -32600, "unknown or expired session; initialize again")
+				mcpwire.WriteError(w, http.StatusNotFound, -32600, "unknown or expired session; initialize again")
 				return
 			}
 		default:
 			w.Header().Set("Allow", "GET, POST, DELETE")
-			writeRPCError(w, http.StatusMethodNotAllowed, -32600, "method not allowed")
+			mcpwire.WriteError(w, http.StatusMethodNotAllowed, -32600, "method not allowed")
 			return
 		}
-		if req.ContentLength > MaxRequestBytes {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, -32600, fmt.Sprintf("request body is larger than %d bytes", MaxRequestBytes))
+		if req.ContentLength > mcpwire.MaxRequestBytes {
+			mcpwire.WriteError(w, http.StatusRequestEntityTooLarge, -32600, fmt.Sprintf("request body is larger than %d bytes", mcpwire.MaxRequestBytes))
 			return
 		}
-		req.Body = http.MaxBytesReader(w, req.Body, MaxRequestBytes)
+		req.Body = http.MaxBytesReader(w, req.Body, mcpwire.MaxRequestBytes)
 		if req.Method == http.MethodPost {
-			if _, msg, ok := readEnvelope(w, req); ok {
+			if _, msg, ok := mcpwire.ReadRequest(w, req); ok {
 				r.post(w, req, name, h, msg, true)
 			}
 			return
@@ -143,9 +146,9 @@ func (r *Router) Handler() http.Handler {
 // post answers a checked POST to endpoint, whose MCP server is h: a call
 // passes the one admission step before the direct path (if direct) or
 // mcp-go sees it; discovery's own tools admit the call they carry.
-func (r *Router) post(w http.ResponseWriter, req *http.Request, endpoint string, h http.Handler, msg *envelope, direct bool) {
+func (r *Router) post(w http.ResponseWriter, req *http.Request, endpoint string, h http.Handler, msg *mcpwire.Message, direct bool) {
 	req = req.WithContext(withEndpoint(req.Context(), endpoint))
-	if tool := calledTool(msg); tool != "" && endpoint != DiscoveryEndpoint {
+	if tool := msg.Tool(); tool != "" && endpoint != DiscoveryEndpoint {
 		req = req.WithContext(withAdmission(req.Context(), r.admit(req.Context(), endpoint, tool)))
 	}
 	if direct && r.callDirectly(w, req, endpoint, msg) {
@@ -157,28 +160,14 @@ func (r *Router) post(w http.ResponseWriter, req *http.Request, endpoint string,
 // viaMCPGo hands a checked POST that the direct path did not serve to the
 // MCP server h of endpoint: an initialize within the client's session
 // budget, a call with its admission.
-func (r *Router) viaMCPGo(w http.ResponseWriter, req *http.Request, endpoint string, h http.Handler, msg *envelope) {
-	if msg.is(string(mcp.MethodInitialize)) {
+func (r *Router) viaMCPGo(w http.ResponseWriter, req *http.Request, endpoint string, h http.Handler, msg *mcpwire.Message) {
+	if msg.Is(string(mcp.MethodInitialize)) {
 		if r.allowInitialize(w, req) {
 			r.initialize(w, req, endpoint, h)
 		}
 		return
 	}
 	h.ServeHTTP(w, req)
-}
-
-// calledTool returns the tool a single tools/call request names, or "".
-func calledTool(msg *envelope) string {
-	if !msg.is(string(mcp.MethodToolsCall)) {
-		return ""
-	}
-	var p struct {
-		Name string `json:"name"`
-	}
-	if json.Unmarshal(msg.Params, &p) != nil {
-		return ""
-	}
-	return p.Name
 }
 
 // initialize opens a session in the store, sends the initialize with its
@@ -195,7 +184,7 @@ func (r *Router) initialize(w http.ResponseWriter, req *http.Request, endpoint s
 			// The ones in flight finish in moments; one second is enough.
 			r.log.Warn("initialize refused: too many initializes in flight", "client", id.Client.Name, "retry_after_s", 1)
 			w.Header().Set("Retry-After", "1")
-			writeRPCError(w, http.StatusTooManyRequests, -32000, fmt.Sprintf(
+			mcpwire.WriteError(w, http.StatusTooManyRequests, -32000, fmt.Sprintf(
 				"too many initializes in flight from this client (at most %d at once); retry after 1 s, or keep using the session you have",
 				r.deps.Sessions.Config().PerClient))
 			return
@@ -224,19 +213,36 @@ func (r *Router) allowInitialize(w http.ResponseWriter, req *http.Request) bool 
 	cfg := r.deps.Sessions.Config()
 	r.log.Warn("initialize refused: too many new sessions", "client", id.Client.Name, "retry_after_s", secs)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeRPCError(w, http.StatusTooManyRequests, -32000, fmt.Sprintf(
+	mcpwire.WriteError(w, http.StatusTooManyRequests, -32000, fmt.Sprintf(
 		"too many new sessions from this client (at most %d per minute, %d at once); retry after %d s, or keep using the session you have",
 		cfg.InitializesPerMinute, cfg.InitializeBurst, secs))
 	return false
 }
 
-// MaxRequestBytes bounds one request body.
-const MaxRequestBytes = 1 << 20
-
-func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg},
-	})
+// install offers a service's tools (the catalog's Changed) on the
+// aggregate, the service's own endpoint and its toolsets; mcp-go announces
+// the change to connected sessions.
+func (r *Router) install(service string, tools []*catalog.Tool, gone []string) {
+	served := make([]server.ServerTool, 0, len(tools))
+	for _, t := range tools {
+		served = append(served, server.ServerTool{Tool: t.Offered, Handler: r.handleCall})
+	}
+	if len(gone) > 0 {
+		r.aggregate.DeleteTools(gone...)
+		r.single[service].DeleteTools(gone...)
+	}
+	r.aggregate.AddTools(served...)
+	r.single[service].SetTools(served...)
+	for _, ts := range r.cfg.Toolsets {
+		if ts.Service != service {
+			continue
+		}
+		var inSet []server.ServerTool
+		for _, st := range served {
+			if ts.Has(st.Tool.Name) {
+				inSet = append(inSet, st)
+			}
+		}
+		r.sets[ts.Name].SetTools(inSet...)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,17 +18,13 @@ import (
 )
 
 // slowBackend answers tools/list only when released, as a service does that
-// is still starting while the gateway restarts; or not at all (down).
+// is still starting while the gateway restarts.
 type slowBackend struct {
 	fakeBackend
 	entered, release chan struct{}
-	down             bool
 }
 
 func (b *slowBackend) ListTools(ctx context.Context) ([]mcp.Tool, error) {
-	if b.down {
-		return nil, errors.New("connection refused")
-	}
 	close(b.entered)
 	<-b.release
 	return b.fakeBackend.ListTools(ctx)
@@ -92,82 +87,4 @@ func TestFirstRequestsWaitForTheCatalog(t *testing.T) {
 		t.Fatalf("tools/call after the load: %v", err)
 	}
 	<-refreshed
-}
-
-// A service that is down must not keep the gateway closed: asked once,
-// answered or not, counts.
-func TestAServiceThatIsDownDoesNotHoldTheLoad(t *testing.T) {
-	cases := []struct {
-		name     string
-		backends []Backend
-	}{
-		{"no services", nil},
-		{"one down", []Backend{&slowBackend{fakeBackend: fakeBackend{name: "demo"}, down: true}}},
-		{"one down, one up", []Backend{&slowBackend{fakeBackend: fakeBackend{name: "demo"}, down: true}, &fakeBackend{name: "web", tools: []string{"web_search"}}}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := newLoadingRouter(t, tc.backends...)
-			r.RefreshAll(t.Context())
-			select {
-			case <-r.Loaded():
-			default:
-				t.Fatal("not loaded after every service was asked")
-			}
-			if err := r.awaitLoaded(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-}
-
-// startingBackend is down for its first few tools/list, as a service that
-// starts beside the gateway and is not listening yet.
-type startingBackend struct {
-	fakeBackend
-	refusals atomic.Int32
-}
-
-func (b *startingBackend) ListTools(ctx context.Context) ([]mcp.Tool, error) {
-	if b.refusals.Add(-1) >= 0 {
-		return nil, errors.New("connection refused")
-	}
-	return b.fakeBackend.ListTools(ctx)
-}
-
-// A service that was not up at the gateway's first refresh is in the
-// catalog within seconds, not after the whole refresh interval (an hour
-// here); one that was up is not asked again before the interval.
-func TestAServiceThatStartsLateIsAskedAgainSoon(t *testing.T) {
-	late := &startingBackend{fakeBackend: fakeBackend{name: "demo", tools: []string{"demo_echo"}}}
-	late.refusals.Store(2)
-	up := &countingBackend{fakeBackend: fakeBackend{name: "web", tools: []string{"web_search"}}}
-	r := newLoadingRouter(t, late, up)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { r.Run(ctx, time.Hour); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	deadline := time.Now().Add(30 * time.Second)
-	for r.lookup("demo_echo") == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the late service's tools never appeared")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if got := r.downServices(); len(got) != 0 {
-		t.Errorf("still down: %v", got)
-	}
-	if n := up.lists.Load(); n != 1 {
-		t.Errorf("the service that was up was asked %d times, want once", n)
-	}
-}
-
-type countingBackend struct {
-	fakeBackend
-	lists atomic.Int32
-}
-
-func (b *countingBackend) ListTools(ctx context.Context) ([]mcp.Tool, error) {
-	b.lists.Add(1)
-	return b.fakeBackend.ListTools(ctx)
 }

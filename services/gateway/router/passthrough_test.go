@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/services/gateway/mcpwire"
 )
 
 // serviceResult is what a toolkit service sends for a read of n items.
@@ -37,7 +38,7 @@ func BenchmarkResultToClient(b *testing.B) {
 			b.SetBytes(int64(len(raw)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, ok := passthrough(raw, 512<<10); !ok {
+				if _, ok := mcpwire.Pass(raw, 512<<10); !ok {
 					b.Fatal("not passed through")
 				}
 			}

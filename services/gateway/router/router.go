@@ -1,7 +1,9 @@
-// Package router is the gateway's MCP front: it offers the tools of every
-// service (at /mcp) or of one service (at /mcp/<service>), asks the policy
-// about every list and call, runs the preview → ticket → confirm flow for
-// writes, and forwards calls to the services.
+// Package router runs the gateway's tool calls: the MCP front (front.go,
+// direct.go) and the other fronts' entry points (api.go, discovery.go)
+// hand every call to the one admission step (admission.go), which runs it
+// (route.go): the policy's decision (call.go), a read forwarded
+// (forward.go), a write previewed, ticketed, confirmed and approved
+// (write.go, preview.go). Read the files in that order.
 package router
 
 import (
@@ -10,10 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -22,7 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/toolkit"
 	"github.com/toolgate/toolgate/services/gateway/audit"
-	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/catalog"
 	"github.com/toolgate/toolgate/services/gateway/pins"
 	"github.com/toolgate/toolgate/services/gateway/policy"
 	"github.com/toolgate/toolgate/services/gateway/sessions"
@@ -57,7 +55,7 @@ type Config struct {
 	// Transport is reported to the policy ("http").
 	Transport string
 	// Toolsets are endpoints offering part of one service's tools.
-	Toolsets []Toolset
+	Toolsets []catalog.Toolset
 }
 
 // Deps are the router's collaborators.
@@ -83,49 +81,19 @@ type Router struct {
 	cfg  Config
 	deps Deps
 	log  *slog.Logger
+	cat  *catalog.Catalog
 
 	backends  map[string]Backend
-	names     []string
 	aggregate *server.MCPServer
 	single    map[string]*server.MCPServer
 	sets      map[string]*server.MCPServer // by toolset name
 	handlers  map[string]http.Handler      // "" is the aggregate
-
-	mu     sync.Mutex
-	tools  map[string][]*entry // by service
-	byName map[string]*entry   // by offered tool name
-	instr  map[string]string   // by service: its accepted instructions
-
-	vis        sync.Map // visibilityKey -> visibility
-	visEntries atomic.Int64
-
-	down sync.Map // service -> struct{}: unavailable at the last refresh
-	// stale asks Run to read a service's tools again now (noticeFailure).
-	stale chan string
-
-	// loaded is closed once every service has been asked for its tools at
-	// least once (answered or not). Until then a client reconnecting after
-	// a gateway restart would see an empty catalog or "tool not found".
-	loaded chan struct{}
-	tried  map[string]bool // under mu: services asked since the start
 }
 
-// entry is one tool as offered to clients.
-type entry struct {
-	service  string
-	upstream mcp.Tool
-	offered  mcp.Tool
-	write    bool
-	ann      policy.Annotations
-}
+// DiscoveryEndpoint is the endpoint of the discovery tools (discovery.go).
+const DiscoveryEndpoint = catalog.DiscoveryEndpoint
 
-// The arguments the gateway adds to a write tool for its confirm.
-const (
-	argConfirm = "confirm"
-	argTicket  = "ticket"
-)
-
-// New builds the router. Tools appear after Refresh.
+// New builds the router. Tools appear after a refresh of its catalog.
 func New(cfg Config, deps Deps) (*Router, error) {
 	if deps.Policy == nil || deps.Tickets == nil || deps.Pins == nil || deps.Signer == nil {
 		return nil, errors.New("router: policy, tickets, pins and signer are required")
@@ -158,28 +126,25 @@ func New(cfg Config, deps Deps) (*Router, error) {
 		cfg: cfg, deps: deps, log: deps.Logger,
 		backends: map[string]Backend{}, single: map[string]*server.MCPServer{}, sets: map[string]*server.MCPServer{},
 		handlers: map[string]http.Handler{},
-		tools:    map[string][]*entry{}, byName: map[string]*entry{},
-		instr:  map[string]string{},
-		loaded: make(chan struct{}), tried: map[string]bool{},
-		stale: make(chan string, 8),
 	}
+	listed := make([]catalog.Backend, 0, len(deps.Backends))
 	for _, b := range deps.Backends {
-		if _, dup := r.backends[b.Name()]; dup {
-			return nil, fmt.Errorf("router: service %s configured twice", b.Name())
-		}
 		r.backends[b.Name()] = b
-		r.names = append(r.names, b.Name())
+		listed = append(listed, b)
 	}
-	sort.Strings(r.names)
-	if slices.Contains(r.names, DiscoveryEndpoint) {
-		return nil, fmt.Errorf("router: a service may not be named %q (the discovery endpoint)", DiscoveryEndpoint)
-	}
-	if err := CheckToolsets(cfg.Toolsets, r.names); err != nil {
+	cat, err := catalog.New(catalog.Config{
+		Backends: listed, Toolsets: cfg.Toolsets, Pins: deps.Pins, Policy: deps.Policy,
+		Transport: cfg.Transport, Logger: deps.Logger, Now: deps.Now,
+		ServiceUp: deps.Metrics.ServiceUp, Changed: r.install, Tick: r.prune,
+	})
+	if err != nil {
 		return nil, fmt.Errorf("router: %w", err)
 	}
-	r.aggregate = r.newServer("toolgate", r.names...)
+	r.cat = cat
+	names := cat.Services()
+	r.aggregate = r.newServer("toolgate", names...)
 	r.handlers[""] = r.streamable("", r.aggregate)
-	for _, n := range r.names {
+	for _, n := range names {
 		s := r.newServer("toolgate-"+n, n)
 		r.single[n] = s
 		r.handlers[n] = r.streamable(n, s)
@@ -194,33 +159,35 @@ func New(cfg Config, deps Deps) (*Router, error) {
 		return nil, fmt.Errorf("router: discovery tools: %w", err)
 	}
 	r.handlers[DiscoveryEndpoint] = r.streamable(DiscoveryEndpoint, discovery)
-	if len(r.names) == 0 {
-		close(r.loaded)
-	}
 	return r, nil
 }
 
-// Services lists the configured service names.
-func (r *Router) Services() []string { return slices.Clone(r.names) }
+// The catalog's loop and refreshes, for the gateway's wiring and tests.
 
-func (r *Router) input(id auth.Identity, e *entry, action string, args map[string]any, t policy.Ticket) policy.Input {
-	if args == nil {
-		args = map[string]any{}
+// Run refreshes the catalog now and then every interval until ctx ends.
+func (r *Router) Run(ctx context.Context, every time.Duration) { r.cat.Run(ctx, every) }
+
+// RefreshAll reads every service's tools again.
+func (r *Router) RefreshAll(ctx context.Context) { r.cat.RefreshAll(ctx) }
+
+// Refresh reads one service's tools again.
+func (r *Router) Refresh(ctx context.Context, service string) error {
+	return r.cat.Refresh(ctx, service)
+}
+
+// Loaded is closed once every service has been asked for its tools.
+func (r *Router) Loaded() <-chan struct{} { return r.cat.Loaded() }
+
+// Endpoints lists the single-purpose endpoints (/mcp/<name>,
+// /openapi/<name>): every service and toolset, sorted.
+func (r *Router) Endpoints() []string { return r.cat.Endpoints() }
+
+// prune drops what expired: tickets and sessions.
+func (r *Router) prune() {
+	for range r.deps.Tickets.Prune() {
+		r.deps.Metrics.Ticket("expired")
 	}
-	return policy.Input{
-		Action:      action,
-		Client:      policy.Client{Name: id.Client.Name, Groups: id.Client.Groups},
-		User:        id.User,
-		UserRole:    id.UserRole,
-		Service:     e.service,
-		Tool:        e.upstream.Name,
-		Write:       e.write,
-		Annotations: e.ann,
-		Args:        args,
-		Ticket:      t,
-		Time:        r.deps.Now().UTC(),
-		Transport:   r.cfg.Transport,
-	}
+	r.deps.Sessions.Prune()
 }
 
 type noMetrics struct{}

@@ -27,7 +27,7 @@ const (
 	lockTimeout   = 2 * time.Second
 )
 
-type file struct {
+type boltFile struct {
 	db   *bolt.DB
 	path string
 	// mu orders the writes: it is taken with the store's lock held (lock
@@ -43,119 +43,7 @@ type record struct {
 	Preview []byte `json:"preview,omitempty"`
 }
 
-// Open returns a store kept in the file at path, created with mode 0600
-// when missing. It loads the live tickets, drops expired ones, and refuses
-// (ErrCorrupt) a file it cannot read completely: a ticket whose state
-// cannot be read could not be proven unused.
-func Open(path string, now func() time.Time, max, perClient int) (*Store, error) {
-	s := NewStore(now, max, perClient)
-	f, loaded, err := openFile(path, s.now())
-	if err != nil {
-		return nil, err
-	}
-	s.file = f
-	for _, t := range loaded {
-		s.addLocked(t)
-	}
-	s.behind = map[string]struct{}{}
-	s.kick, s.stop, s.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
-	go s.writeBehind()
-	return s, nil
-}
-
-// behindRetry is how soon a failed write of issued tickets is tried again.
-const behindRetry = time.Second
-
-// behindGather is how long the writer waits after a ticket was issued for
-// more to share its transaction: each costs a bolt commit and an fdatasync,
-// which a steady stream of previews would otherwise pay one by one.
-const behindGather = 20 * time.Millisecond
-
-// writeBehind writes issued tickets to the file until Close: behindGather
-// after one is issued (tickets issued meanwhile share the transaction), and
-// again after a failure.
-func (s *Store) writeBehind() {
-	defer close(s.done)
-	var retry <-chan time.Time
-	for {
-		select {
-		case <-s.kick:
-			select {
-			case <-time.After(behindGather):
-			case <-s.stop:
-				return // Close writes them
-			}
-		case <-retry:
-		case <-s.stop:
-			return
-		}
-		retry = nil
-		if s.Flush() != nil {
-			retry = time.After(behindRetry)
-		}
-	}
-}
-
-// Flush writes the issued tickets that are not in the file yet and
-// returns the write's error (ErrStore); a memory-only store has nothing to
-// write. After a failure Issue refuses until a flush succeeds.
-func (s *Store) Flush() error {
-	s.mu.Lock()
-	if s.file == nil || len(s.behind) == 0 {
-		// Whatever failed was written since by a redeem or a decision,
-		// or expired.
-		if s.file != nil && !s.closed {
-			s.behindErr = nil
-		}
-		s.mu.Unlock()
-		return nil
-	}
-	ids := s.behind
-	s.behind = map[string]struct{}{}
-	recs := make([]*Ticket, 0, len(ids))
-	for id := range ids {
-		if t, ok := s.tickets[id]; ok {
-			c := *t
-			recs = append(recs, &c)
-		}
-	}
-	// Taken before the store's lock is let go: a later change of these
-	// tickets (a redeem) is written after this, never overwritten by it.
-	s.file.mu.Lock()
-	s.mu.Unlock()
-	err := s.file.putAllLocked(recs)
-	s.file.mu.Unlock()
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err != nil {
-		for id := range ids {
-			if _, ok := s.tickets[id]; ok {
-				s.behind[id] = struct{}{}
-			}
-		}
-	}
-	s.behindErr = err
-	return err
-}
-
-// Close writes the issued tickets not yet in the file and closes it; a
-// memory-only store has nothing to close.
-func (s *Store) Close() error {
-	if s.file == nil {
-		return nil
-	}
-	s.stopOnce.Do(func() { close(s.stop) })
-	<-s.done
-	err := s.Flush()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// A ticket issued now could never be written: refuse it.
-	s.closed, s.behindErr = true, errors.New("the ticket file is closed")
-	return errors.Join(err, s.file.db.Close())
-}
-
-func openFile(path string, now time.Time) (*file, []*Ticket, error) {
+func openFile(path string, now time.Time) (*boltFile, []*Ticket, error) {
 	if path == "" {
 		return nil, nil, errors.New("ticket file: no path")
 	}
@@ -176,7 +64,7 @@ func openFile(path string, now time.Time) (*file, []*Ticket, error) {
 		db.Close()
 		return nil, nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
 	}
-	return &file{db: db, path: path}, loaded, nil
+	return &boltFile{db: db, path: path}, loaded, nil
 }
 
 // openDB opens the bolt file. bolt maps the file into memory and trusts
@@ -274,7 +162,7 @@ func decode(key, value []byte) (*Ticket, error) {
 }
 
 // put writes t through; nil f (memory only) writes nothing.
-func (f *file) put(t *Ticket) error {
+func (f *boltFile) put(t *Ticket) error {
 	if f == nil {
 		return nil
 	}
@@ -284,7 +172,7 @@ func (f *file) put(t *Ticket) error {
 }
 
 // putAllLocked writes ts in one transaction; f.mu is held.
-func (f *file) putAllLocked(ts []*Ticket) error {
+func (f *boltFile) putAllLocked(ts []*Ticket) error {
 	if len(ts) == 0 {
 		return nil
 	}
@@ -311,7 +199,7 @@ func (f *file) putAllLocked(ts []*Ticket) error {
 	return nil
 }
 
-func (f *file) delete(ids []string) error {
+func (f *boltFile) delete(ids []string) error {
 	if f == nil || len(ids) == 0 {
 		return nil
 	}

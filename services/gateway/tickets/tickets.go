@@ -18,72 +18,6 @@ import (
 	"github.com/toolgate/toolgate/internal/approval"
 )
 
-// State is where a ticket is in its life.
-type State string
-
-// Ticket states.
-const (
-	// Pending waits for a person's approval (approval "human").
-	Pending State = "pending"
-	// Ready may be confirmed by the client that asked for it.
-	Ready State = "ready"
-	// Used was confirmed once and can never be confirmed again.
-	Used State = "used"
-	// Denied was refused by a person.
-	Denied State = "denied"
-)
-
-// DefaultTTL is the lifetime of a ticket issued with a ttl <= 0.
-const DefaultTTL = 10 * time.Minute
-
-// Binding is everything a ticket is bound to. A confirm must match it exactly.
-type Binding struct {
-	Client     string `json:"client"`
-	User       string `json:"user"`
-	UserRole   string `json:"user_role,omitempty"`
-	Service    string `json:"service"`
-	Tool       string `json:"tool"`
-	ArgsDigest string `json:"args_digest"`
-	Force      bool   `json:"force"`
-}
-
-// Ticket is one issued ticket.
-type Ticket struct {
-	ID string `json:"id"`
-	Binding
-	PreviewDigest string          `json:"preview_digest"`
-	Approval      approval.Kind   `json:"approval"`
-	State         State           `json:"state"`
-	Reason        string          `json:"reason,omitempty"`
-	Preview       json.RawMessage `json:"preview,omitempty"`
-	// Facts are the preview's facts (approval.Facts as JSON) the policy
-	// decided on; the confirm is decided on the same ones.
-	Facts     json.RawMessage `json:"facts,omitempty"`
-	Created   time.Time       `json:"created"`
-	Expires   time.Time       `json:"expires"`
-	DecidedBy string          `json:"decided_by,omitempty"`
-}
-
-// Errors of Redeem, Approve and Deny; check them with errors.Is.
-var (
-	ErrUnknown  = errors.New("unknown ticket")
-	ErrExpired  = errors.New("ticket has expired")
-	ErrUsed     = errors.New("ticket was already used")
-	ErrDenied   = errors.New("ticket was denied")
-	ErrPending  = errors.New("ticket is waiting for a person's approval")
-	ErrMismatch = errors.New("ticket does not match this call")
-	ErrFull     = errors.New("too many open tickets")
-	ErrDecided  = errors.New("ticket was already decided")
-	// ErrStore: the ticket file could not be written. Nothing changed: no
-	// ticket was issued, redeemed or decided. Issue also refuses with it
-	// while the last write of issued tickets failed (see Flush).
-	ErrStore = errors.New("ticket store unavailable")
-	// ErrCorrupt: the ticket file cannot be read or holds something that
-	// is not a ticket; Open refuses it rather than guess which tickets
-	// were used.
-	ErrCorrupt = errors.New("ticket file is unreadable or corrupt")
-)
-
 // Store holds tickets in memory and, when opened with Open, writes them
 // to a file, so a restart keeps pending approvals and fresh previews and a
 // used ticket stays used. Every change that grants or withdraws something
@@ -105,7 +39,7 @@ type Store struct {
 	// without a look at everyone's. A ticket leaves it when it is used,
 	// denied or dropped; states never go back to open.
 	byClient map[string]map[string]*Ticket
-	file     *file // nil: memory only
+	file     *boltFile // nil: memory only
 	// behind holds the ids of issued tickets not yet in the file; the
 	// writer goroutine (writeBehind) writes them. behindErr is its last
 	// write's failure, and Issue refuses while it stands.
@@ -375,4 +309,116 @@ func newID() (string, error) {
 		return "", err
 	}
 	return "tkt_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])), nil
+}
+
+// Open returns a store kept in the file at path, created with mode 0600
+// when missing. It loads the live tickets, drops expired ones, and refuses
+// (ErrCorrupt) a file it cannot read completely: a ticket whose state
+// cannot be read could not be proven unused.
+func Open(path string, now func() time.Time, max, perClient int) (*Store, error) {
+	s := NewStore(now, max, perClient)
+	f, loaded, err := openFile(path, s.now())
+	if err != nil {
+		return nil, err
+	}
+	s.file = f
+	for _, t := range loaded {
+		s.addLocked(t)
+	}
+	s.behind = map[string]struct{}{}
+	s.kick, s.stop, s.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go s.writeBehind()
+	return s, nil
+}
+
+// behindRetry is how soon a failed write of issued tickets is tried again.
+const behindRetry = time.Second
+
+// behindGather is how long the writer waits after a ticket was issued for
+// more to share its transaction: each costs a bolt commit and an fdatasync,
+// which a steady stream of previews would otherwise pay one by one.
+const behindGather = 20 * time.Millisecond
+
+// writeBehind writes issued tickets to the file until Close: behindGather
+// after one is issued (tickets issued meanwhile share the transaction), and
+// again after a failure.
+func (s *Store) writeBehind() {
+	defer close(s.done)
+	var retry <-chan time.Time
+	for {
+		select {
+		case <-s.kick:
+			select {
+			case <-time.After(behindGather):
+			case <-s.stop:
+				return // Close writes them
+			}
+		case <-retry:
+		case <-s.stop:
+			return
+		}
+		retry = nil
+		if s.Flush() != nil {
+			retry = time.After(behindRetry)
+		}
+	}
+}
+
+// Flush writes the issued tickets that are not in the file yet and
+// returns the write's error (ErrStore); a memory-only store has nothing to
+// write. After a failure Issue refuses until a flush succeeds.
+func (s *Store) Flush() error {
+	s.mu.Lock()
+	if s.file == nil || len(s.behind) == 0 {
+		// Whatever failed was written since by a redeem or a decision,
+		// or expired.
+		if s.file != nil && !s.closed {
+			s.behindErr = nil
+		}
+		s.mu.Unlock()
+		return nil
+	}
+	ids := s.behind
+	s.behind = map[string]struct{}{}
+	recs := make([]*Ticket, 0, len(ids))
+	for id := range ids {
+		if t, ok := s.tickets[id]; ok {
+			c := *t
+			recs = append(recs, &c)
+		}
+	}
+	// Taken before the store's lock is let go: a later change of these
+	// tickets (a redeem) is written after this, never overwritten by it.
+	s.file.mu.Lock()
+	s.mu.Unlock()
+	err := s.file.putAllLocked(recs)
+	s.file.mu.Unlock()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		for id := range ids {
+			if _, ok := s.tickets[id]; ok {
+				s.behind[id] = struct{}{}
+			}
+		}
+	}
+	s.behindErr = err
+	return err
+}
+
+// Close writes the issued tickets not yet in the file and closes it; a
+// memory-only store has nothing to close.
+func (s *Store) Close() error {
+	if s.file == nil {
+		return nil
+	}
+	s.stopOnce.Do(func() { close(s.stop) })
+	<-s.done
+	err := s.Flush()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A ticket issued now could never be written: refuse it.
+	s.closed, s.behindErr = true, errors.New("the ticket file is closed")
+	return errors.Join(err, s.file.db.Close())
 }

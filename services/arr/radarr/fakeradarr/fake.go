@@ -40,6 +40,7 @@ const (
 	GUIDApproved    = "https://nzbgeek.info/geekseek.php?guid=dune2-2160p"
 	GUIDRejected    = "tl-dune2-720p-cam"
 	GUIDNotAllowed  = "1337x-dune2-unmapped"
+	GUIDHeldBack    = "drunkenslug-dune2-1080p"
 	GUIDRefused     = "https://1337x.to/torrent/4242/Dune-Part-Two-1080p/"
 	GUIDWithPasskey = "https://www.torrentleech.org/rss/download/7777/" + TrackerPasskey + "/Dune.Part.Two.torrent"
 )

@@ -159,6 +159,10 @@ type release struct {
 	rejections      []string
 	downloadAllowed bool
 	seeders         int
+	// temporary: every rejection is of RejectionType.Temporary (a
+	// blocked indexer, a minimum age), so Radarr answers
+	// temporarilyRejected instead of rejected.
+	temporary bool
 }
 
 // unmapped: Radarr could not tell which movie the release is
@@ -170,15 +174,17 @@ func (r release) unmapped() bool {
 func seedReleases(movieID int, title string) []release {
 	if movieID == 2 {
 		return []release{
-			{GUIDApproved, 1, "NZBgeek (Prowlarr)", "Dune.Part.Two.2024.2160p.UHD.BluRay.x265-TERMiNAL", "Bluray-2160p", 19, 2160, 64_424_509_440, "usenet", true, nil, true, 0},
-			{GUIDWithPasskey, 2, "TorrentLeech (Prowlarr)", "Dune.Part.Two.2024.1080p.BluRay.x264-SPARKS", "Bluray-1080p", 7, 1080, 15_032_385_536, "torrent", true, nil, true, 80},
-			{GUIDRefused, 3, "1337x (Prowlarr)", "Dune.Part.Two.2024.1080p.WEB-DL.DDP5.1", "WEBDL-1080p", 3, 1080, 8_589_934_592, "torrent", true, nil, true, 300},
-			{GUIDRejected, 2, "TorrentLeech (Prowlarr)", "Dune.Part.Two.2024.720p.CAM", "CAM", 25, 720, 1_610_612_736, "torrent", false, []string{"CAM is not wanted in profile"}, true, 12},
-			{GUIDNotAllowed, 3, "1337x (Prowlarr)", "Dune.2.2024.1080p.HDTC", "TELECINE", 26, 1080, 2_147_483_648, "torrent", false, []string{"Unknown Movie. Unable to identify correct movie using release name."}, false, 5},
+			{GUIDApproved, 1, "NZBgeek (Prowlarr)", "Dune.Part.Two.2024.2160p.UHD.BluRay.x265-TERMiNAL", "Bluray-2160p", 19, 2160, 64_424_509_440, "usenet", true, nil, true, 0, false},
+			{GUIDWithPasskey, 2, "TorrentLeech (Prowlarr)", "Dune.Part.Two.2024.1080p.BluRay.x264-SPARKS", "Bluray-1080p", 7, 1080, 15_032_385_536, "torrent", true, nil, true, 80, false},
+			{GUIDRefused, 3, "1337x (Prowlarr)", "Dune.Part.Two.2024.1080p.WEB-DL.DDP5.1", "WEBDL-1080p", 3, 1080, 8_589_934_592, "torrent", true, nil, true, 300, false},
+			{GUIDRejected, 2, "TorrentLeech (Prowlarr)", "Dune.Part.Two.2024.720p.CAM", "CAM", 25, 720, 1_610_612_736, "torrent", false, []string{"CAM is not wanted in profile"}, true, 12, false},
+			{GUIDNotAllowed, 3, "1337x (Prowlarr)", "Dune.2.2024.1080p.HDTC", "TELECINE", 26, 1080, 2_147_483_648, "torrent", false, []string{"Unknown Movie. Unable to identify correct movie using release name."}, false, 5, false},
+			// BlockedIndexerSpecification is a temporary rejection.
+			{GUIDHeldBack, 4, "DrunkenSlug (Prowlarr)", "Dune.Part.Two.2024.1080p.WEB-DL.H264-FLUX", "WEBDL-1080p", 3, 1080, 6_442_450_944, "usenet", false, []string{"Indexer DrunkenSlug (Prowlarr) is blocked till 12/4/2026 9:00:00 PM due to failures, cannot grab release."}, true, 0, true},
 		}
 	}
 	return []release{
-		{fmt.Sprintf("https://nzbgeek.info/geekseek.php?guid=m%d", movieID), 1, "NZBgeek (Prowlarr)", title + ".1080p.BluRay.x264-GROUP", "Bluray-1080p", 7, 1080, 12_884_901_888, "usenet", true, nil, true, 0},
+		{fmt.Sprintf("https://nzbgeek.info/geekseek.php?guid=m%d", movieID), 1, "NZBgeek (Prowlarr)", title + ".1080p.BluRay.x264-GROUP", "Bluray-1080p", 7, 1080, 12_884_901_888, "usenet", true, nil, true, 0, false},
 	}
 }
 
@@ -223,7 +229,7 @@ func (s *Server) releaseResource(n, movieID int, m map[string]any, rel release) 
 		"customFormatScore": 0, "qualityWeight": 100 * rel.qid, "age": 30 * n, "ageHours": float64(720 * n), "ageMinutes": float64(43200 * n),
 		"size": rel.size, "indexerId": rel.indexerID, "indexer": rel.indexer, "releaseGroup": "GROUP", "releaseHash": "",
 		"title": rel.title, "sceneSource": false, "movieTitles": []string{m["title"].(string)}, "languages": english,
-		"mappedMovieId": movieID, "approved": rel.approved, "temporarilyRejected": false, "rejected": len(rel.rejections) > 0,
+		"mappedMovieId": movieID, "approved": rel.approved, "temporarilyRejected": rel.temporary && len(rel.rejections) > 0, "rejected": !rel.temporary && len(rel.rejections) > 0,
 		"tmdbId": m["tmdbId"], "imdbId": 0, "rejections": rejections,
 		"publishDate": s.now.AddDate(0, 0, -30*n).Format(time.RFC3339), "commentUrl": "", "downloadUrl": dl,
 		"infoUrl": rel.guid, "movieRequested": true, "downloadAllowed": rel.downloadAllowed, "releaseWeight": n,

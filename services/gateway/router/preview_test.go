@@ -88,13 +88,12 @@ func writeRouter(t testing.TB, b Backend, store *tickets.Store) *Router {
 	return r
 }
 
-// TestPreviewTakesTheRawWay: a write's preview is asked for in one plain
-// POST (CallRaw), and what comes back is still checked and changed as on
-// the decoding way: only the preview digest and facts of the service's
-// _meta are used and none of it leaves, a preview cut by the service or
-// by the gateway's cap gets no ticket, a preview without a digest or a
-// result that is not MCP is refused. Both ways answer alike.
-func TestPreviewTakesTheRawWay(t *testing.T) {
+// TestPreviewIsCheckedBeforeATicket: what a service answers to a preview
+// is checked before a ticket is issued: only the preview digest and facts
+// of the service's _meta are used and none of it leaves, a preview cut by
+// the service or by the gateway's cap gets no ticket, a preview without a
+// digest or with malformed facts is refused.
+func TestPreviewIsCheckedBeforeATicket(t *testing.T) {
 	const digest = `"io.toolgate/preview-digest":"sha256:abc"`
 	big := strings.Repeat("x", 8<<10)
 	cases := []struct {
@@ -147,75 +146,33 @@ func TestPreviewTakesTheRawWay(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			answers := map[string]map[string]any{}
-			for _, way := range []string{"raw", "decoded"} {
-				wb := &writeBackend{result: tc.result}
-				var b Backend = wb
-				if way == "decoded" {
-					b = decodedOnly{wb}
-				}
-				store := tickets.NewStore(nil, 100, 10)
-				r := writeRouter(t, b, store)
-				res, err := r.CallTool(auth.WithIdentity(context.Background(), auth.Identity{Client: auth.Client{Name: "c", Groups: []string{"users"}}}), "demo", "demo_counter_add", json.RawMessage(`{"amount":1}`))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if way == "raw" && (wb.raw != 1 || wb.decoded != 0) {
-					t.Errorf("raw backend: %d raw and %d decoded calls, want the raw way", wb.raw, wb.decoded)
-				}
-				// Every preview that gets a ticket is read without mcp-go's
-				// decoding; every refusal is worded by the decoding way.
-				if _, plain := plainPreview(json.RawMessage(tc.result), 4<<10); way == "raw" && plain != tc.ticket {
-					t.Errorf("plainPreview took it: %v, want %v", plain, tc.ticket)
-				}
-				out, _ := json.Marshal(res)
-				if strings.Contains(string(out), "s3cret") || strings.Contains(string(out), "sha256:abc") {
-					t.Errorf("%s: the service's _meta left: %s", way, out)
-				}
-				var body map[string]any
-				if err := json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &body); err != nil {
-					t.Fatalf("%s: %v", way, err)
-				}
-				open := store.List("")
-				switch {
-				case tc.ticket && (res.IsError || body["status"] != "confirmation_required" || len(open) != 1):
-					t.Fatalf("%s: no ticket: %s", way, out)
-				case tc.ticket && open[0].PreviewDigest != "sha256:abc":
-					t.Errorf("%s: ticket %+v", way, open[0])
-				case !tc.ticket && (!res.IsError || len(open) != 0):
-					t.Fatalf("%s: want a refusal without a ticket: %s (%d tickets)", way, out, len(open))
-				case !tc.ticket && body["error"].(map[string]any)["code"] != tc.code:
-					t.Errorf("%s: code %v, want %s", way, body["error"], tc.code)
-				}
-				if tc.ticket {
-					// What a person is shown and the confirm is decided on.
-					body["ticket's preview"], body["ticket's facts"] = string(open[0].Preview), string(open[0].Facts)
-				}
-				// The ticket's id and expiry differ from run to run.
-				delete(body, "ticket")
-				delete(body, "expires_at")
-				delete(body, "next")
-				answers[way] = body
+			store := tickets.NewStore(nil, 100, 10)
+			r := writeRouter(t, &writeBackend{result: tc.result}, store)
+			res, err := r.CallTool(auth.WithIdentity(context.Background(), auth.Identity{Client: auth.Client{Name: "c", Groups: []string{"users"}}}), "demo", "demo_counter_add", json.RawMessage(`{"amount":1}`))
+			if err != nil {
+				t.Fatal(err)
 			}
-			a, _ := json.Marshal(answers["raw"])
-			d, _ := json.Marshal(answers["decoded"])
-			if string(a) != string(d) {
-				t.Errorf("the two ways answer differently:\n raw     %s\n decoded %s", a, d)
+			out, _ := json.Marshal(res)
+			if strings.Contains(string(out), "s3cret") || strings.Contains(string(out), "sha256:abc") {
+				t.Errorf("the service's _meta left: %s", out)
+			}
+			var body map[string]any
+			if err := json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &body); err != nil {
+				t.Fatal(err)
+			}
+			open := store.List("")
+			switch {
+			case tc.ticket && (res.IsError || body["status"] != "confirmation_required" || len(open) != 1):
+				t.Fatalf("no ticket: %s", out)
+			case tc.ticket && open[0].PreviewDigest != "sha256:abc":
+				t.Errorf("ticket %+v", open[0])
+			case !tc.ticket && (!res.IsError || len(open) != 0):
+				t.Fatalf("want a refusal without a ticket: %s (%d tickets)", out, len(open))
+			case !tc.ticket && body["error"].(map[string]any)["code"] != tc.code:
+				t.Errorf("code %v, want %s", body["error"], tc.code)
 			}
 		})
 	}
-	t.Run("not an MCP result", func(t *testing.T) {
-		wb := &writeBackend{result: `{"content":"not a list"}`}
-		store := tickets.NewStore(nil, 100, 10)
-		r := writeRouter(t, wb, store)
-		res, err := r.CallTool(auth.WithIdentity(context.Background(), auth.Identity{Client: auth.Client{Name: "c", Groups: []string{"users"}}}), "demo", "demo_counter_add", json.RawMessage(`{"amount":1}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out, _ := json.Marshal(res); !res.IsError || !strings.Contains(string(out), "upstream_unavailable") || len(store.List("")) != 0 {
-			t.Errorf("want upstream_unavailable and no ticket: %s", out)
-		}
-	})
 }
 
 // BenchmarkPreview: the gateway's own work for one preview of a write (two

@@ -1,16 +1,16 @@
-package router_test
+package catalog_test
 
 import (
 	"testing"
 
-	"github.com/toolgate/toolgate/services/gateway/router"
+	"github.com/toolgate/toolgate/services/gateway/catalog"
 )
 
 // A toolset holds a tool a pattern names unless a "!pattern" leaves it out,
 // whatever the order; so "the rest of a service" is expressible.
 func TestToolsetPatternsLeaveToolsOut(t *testing.T) {
-	rest := router.Toolset{Name: "assist", Service: "homeassistant", Tools: []string{"ha_*", "!ha_entity_*", "!ha_yaml_*"}}
-	leadingOut := router.Toolset{Name: "assist", Service: "homeassistant", Tools: []string{"!ha_yaml_*", "ha_*"}}
+	rest := catalog.Toolset{Name: "assist", Service: "homeassistant", Tools: []string{"ha_*", "!ha_entity_*", "!ha_yaml_*"}}
+	leadingOut := catalog.Toolset{Name: "assist", Service: "homeassistant", Tools: []string{"!ha_yaml_*", "ha_*"}}
 	for _, c := range []struct {
 		tool string
 		want bool
@@ -29,11 +29,11 @@ func TestToolsetPatternsLeaveToolsOut(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]string{{"!ha_yaml_*"}, {"!!ha_*"}, {"ha_*", "! ha_x"}} {
-		if err := router.CheckToolsets([]router.Toolset{{Name: "a", Service: "homeassistant", Tools: bad}}, []string{"homeassistant"}); err == nil {
+		if err := catalog.CheckToolsets([]catalog.Toolset{{Name: "a", Service: "homeassistant", Tools: bad}}, []string{"homeassistant"}); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	if err := router.CheckToolsets([]router.Toolset{rest}, []string{"homeassistant"}); err != nil {
+	if err := catalog.CheckToolsets([]catalog.Toolset{rest}, []string{"homeassistant"}); err != nil {
 		t.Errorf("%v", err)
 	}
 }

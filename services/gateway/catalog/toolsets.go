@@ -1,4 +1,4 @@
-package router
+package catalog
 
 import (
 	"fmt"
@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/mark3labs/mcp-go/server"
 )
 
 // Toolset is a named endpoint (/mcp/<name>, /openapi/<name>) that offers
@@ -40,7 +38,7 @@ func (t Toolset) Has(tool string) bool {
 	return in
 }
 
-// DiscoveryEndpoint is the endpoint of the discovery tools (discovery.go);
+// DiscoveryEndpoint is the endpoint of the discovery tools (the router's);
 // no service or toolset may take its name.
 const DiscoveryEndpoint = "discover"
 
@@ -81,20 +79,4 @@ func CheckToolsets(sets []Toolset, services []string) error {
 		seen[ts.Name] = true
 	}
 	return nil
-}
-
-// installToolsets gives every toolset of service its tools among served.
-func (r *Router) installToolsets(service string, served []server.ServerTool) {
-	for _, ts := range r.cfg.Toolsets {
-		if ts.Service != service {
-			continue
-		}
-		var mine []server.ServerTool
-		for _, st := range served {
-			if ts.Has(st.Tool.Name) {
-				mine = append(mine, st)
-			}
-		}
-		r.sets[ts.Name].SetTools(mine...)
-	}
 }
