@@ -734,6 +734,7 @@ else
 fi
 say "MCP URLs (Streamable HTTP) are reachable from containers on the $network network."
 [ -n "$publish" ] && say "On this host the same paths are under http://$publish/mcp/…"
+[ -n "$approvals" ] && say "Console: http://$approvals/ (activity, what waits for you, services, why a decision; docs/console.md)"
 [ -n "$approvals" ] && say "Approval page: http://$approvals/approvals/ (sign in with $secrets_dir/gateway/admin_token)"
 if [ -z "$first_token$demo_token" ]; then
 	for e in $(endpoints_of "${services[@]}"); do say "  one service:   http://gateway:8080/mcp/$e"; done

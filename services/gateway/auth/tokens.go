@@ -128,6 +128,19 @@ func (t *Tokens) Names(m UserMode) []string {
 	return out
 }
 
+// Clients returns every client, sorted by name.
+func (t *Tokens) Clients() []Client {
+	if t == nil {
+		return nil
+	}
+	out := make([]Client, 0, len(t.byHash))
+	for _, e := range t.byHash {
+		out = append(out, Client{Name: e.client.Name, Groups: slices.Clone(e.client.Groups), UserMode: e.client.UserMode})
+	}
+	slices.SortFunc(out, func(a, b Client) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
 // Len returns the number of clients.
 func (t *Tokens) Len() int { return len(t.byHash) }
 
