@@ -954,6 +954,7 @@ else
 fi
 say "MCP URLs (Streamable HTTP) are reachable from containers on the $network network."
 [ -n "$publish" ] && say "On this host the same paths are under http://$publish/mcp/…"
+[ -n "$approvals" ] && say "Console: http://$approvals/ (activity, what waits for you, services, why a decision; docs/console.md)"
 [ -n "$approvals" ] && say "Approval page: http://$approvals/approvals/ (sign in with $secrets_dir/gateway/admin_token)"
 if [ -z "$first_token$demo_token" ] && $listed_ok; then
 	say "The endpoints with tools for each client token ($tokens), as http://gateway:8080/mcp/<name>:"

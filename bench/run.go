@@ -268,6 +268,13 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 	if err != nil {
 		return nil, nil, err
 	}
+	// As compose runs it, the gateway has an admin token: the admin API,
+	// the approval page and the operator console (which reads every
+	// audit line) are on.
+	adminTokenFile, err := st.secretFile("admin_token", "bench-admin-token-0123456789abcdef")
+	if err != nil {
+		return nil, nil, err
+	}
 	// The sidecar answers only the gateway's policy token; like
 	// services/policy in the image, it is given the token's hash.
 	const policyToken = "bench-policy-token-0123456789abcdef0123456789"
@@ -347,6 +354,9 @@ func setUp(ctx context.Context, cfg Config, st *stack, log io.Writer) ([]*target
 			"TOOLGATE_PINS_FILE=" + filepath.Join(st.dir, name+"-pins.json"),
 			// As compose runs it: tickets survive a restart.
 			"TOOLGATE_TICKETS_FILE=" + filepath.Join(st.dir, name+"-tickets.db"),
+			"TOOLGATE_ADMIN_TOKEN_FILE=" + adminTokenFile,
+			// and the audit lines go to the data volume too.
+			"TOOLGATE_AUDIT_FILE=" + filepath.Join(st.dir, name+"-audit.jsonl"),
 			// 16 clients must never be answered busy.
 			"TOOLGATE_SERVICE_CONCURRENCY=64",
 		}, policy...)

@@ -5,8 +5,24 @@
 # (input.action "list"; a "deny" hides the tool). The answer always has the
 # same shape:
 #
-#   {"decision": "allow"|"deny"|"confirm", "reason": "...",
+#   {"decision": "allow"|"deny"|"confirm", "reason": "...", "reason_id": "...",
 #    "approval": "model"|"human", "ttl_seconds": N}
+#
+# reason is for people and may be reworded; reason_id is stable, for
+# grouping and for log shippers (the gateway puts it on the audit line and
+# the operator console groups by it): read, low_risk_write,
+# needs_confirmation, needs_person:<why> (destructive, force, tool, role,
+# argument, unresolved, unknown_effect, no_facts, or the domain, device
+# class or effect from the preview's facts, e.g. needs_person:lock), and
+# for a deny unknown_action, unknown_service, unknown_tool,
+# service_not_allowed, read_only_group, unknown_role,
+# role_service_not_allowed, read_only_role, restricted_tool,
+# restricted_tool_role, no_rule. When several rules of one outcome match,
+# reason joins all their texts and reason_id is the first of their ids in
+# sort order. Each rule that adds a text to deny_reasons or human_reasons
+# has a twin under the same conditions that adds its id to deny_ids or
+# human_ids (sets of strings, which partial evaluation folds; sets of
+# objects it would not); test_reason_ids holds every pair together.
 #
 # approval and ttl_seconds only mean something for "confirm" (who must
 # consent, and how long the preview ticket lives); other outcomes carry
@@ -52,22 +68,22 @@ package toolgate.authz
 
 import data.data.toolgate as cfg
 
-decision := outcome("deny", concat("; ", deny_reasons), "model", 0) if {
+decision := outcome("deny", concat("; ", deny_reasons), min(deny_ids), "model", 0) if {
 	count(deny_reasons) > 0
 }
 
-decision := outcome("deny", "no policy rule matched", "model", 0) if {
+decision := outcome("deny", "no policy rule matched", "no_rule", "model", 0) if {
 	count(deny_reasons) == 0
 	not permitted
 }
 
-decision := outcome("confirm", concat("; ", human_reasons), "human", ticket_ttl) if {
+decision := outcome("confirm", concat("; ", human_reasons), min(human_ids), "human", ticket_ttl) if {
 	count(deny_reasons) == 0
 	permitted
 	count(human_reasons) > 0
 }
 
-decision := outcome("confirm", "write needs confirmation", "model", ticket_ttl) if {
+decision := outcome("confirm", "write needs confirmation", "needs_confirmation", "model", ticket_ttl) if {
 	count(deny_reasons) == 0
 	permitted
 	count(human_reasons) == 0
@@ -75,7 +91,7 @@ decision := outcome("confirm", "write needs confirmation", "model", ticket_ttl) 
 	not low_risk
 }
 
-decision := outcome("allow", "low-risk write allowed without a ticket", "model", 0) if {
+decision := outcome("allow", "low-risk write allowed without a ticket", "low_risk_write", "model", 0) if {
 	count(deny_reasons) == 0
 	permitted
 	count(human_reasons) == 0
@@ -83,16 +99,17 @@ decision := outcome("allow", "low-risk write allowed without a ticket", "model",
 	low_risk
 }
 
-decision := outcome("allow", "read allowed", "model", 0) if {
+decision := outcome("allow", "read allowed", "read", "model", 0) if {
 	count(deny_reasons) == 0
 	permitted
 	count(human_reasons) == 0
 	not is_write
 }
 
-outcome(kind, reason, approval, ttl) := {
+outcome(kind, reason, reason_id, approval, ttl) := {
 	"decision": kind,
 	"reason": reason,
+	"reason_id": reason_id,
 	"approval": approval,
 	"ttl_seconds": ttl,
 }
@@ -128,11 +145,24 @@ deny_reasons contains "unknown action" if {
 	not action_known
 }
 
+deny_ids contains "unknown_action" if {
+	not action_known
+}
+
 deny_reasons contains sprintf("unknown service %q", [service]) if {
 	not service_known
 }
 
+deny_ids contains "unknown_service" if {
+	not service_known
+}
+
 deny_reasons contains sprintf("unknown tool %q for service %q", [tool, service]) if {
+	service_known
+	not tool_known
+}
+
+deny_ids contains "unknown_tool" if {
 	service_known
 	not tool_known
 }
@@ -142,12 +172,27 @@ deny_reasons contains sprintf("client %q may not use service %q", [client_name, 
 	not may_use_service
 }
 
+deny_ids contains "service_not_allowed" if {
+	service_known
+	not may_use_service
+}
+
 deny_reasons contains sprintf("group %q is read-only: writes are denied", [group]) if {
 	is_write
 	some group in read_only_groups
 }
 
+deny_ids contains "read_only_group" if {
+	is_write
+	some group in read_only_groups
+}
+
 deny_reasons contains sprintf("end-user role %q is not known", [user_role]) if {
+	has_role
+	not role_known
+}
+
+deny_ids contains "unknown_role" if {
 	has_role
 	not role_known
 }
@@ -159,7 +204,19 @@ deny_reasons contains sprintf("end-user role %q may not use service %q", [user_r
 	not role_may_use_service
 }
 
+deny_ids contains "role_service_not_allowed" if {
+	has_role
+	role_known
+	service_known
+	not role_may_use_service
+}
+
 deny_reasons contains sprintf("end-user role %q is read-only: writes are denied", [user_role]) if {
+	is_write
+	role_read_only
+}
+
+deny_ids contains "read_only_role" if {
 	is_write
 	role_read_only
 }
@@ -169,7 +226,18 @@ deny_reasons contains sprintf("tool %q shows personal data and is restricted to 
 	not restricted_group_member
 }
 
+deny_ids contains "restricted_tool" if {
+	restricted
+	not restricted_group_member
+}
+
 deny_reasons contains sprintf("tool %q shows personal data: end-user role %q may not use it", [tool, user_role]) if {
+	restricted
+	has_role
+	not restricted_role_allowed
+}
+
+deny_ids contains "restricted_tool_role" if {
 	restricted
 	has_role
 	not restricted_role_allowed
@@ -305,7 +373,16 @@ human_reasons contains "destructive write needs human approval" if {
 	input.annotations.destructiveHint == true
 }
 
+human_ids contains "needs_person:destructive" if {
+	input.annotations.destructiveHint == true
+}
+
 human_reasons contains "forced write needs human approval" if {
+	is_write
+	forced
+}
+
+human_ids contains "needs_person:force" if {
 	is_write
 	forced
 }
@@ -317,7 +394,18 @@ human_reasons contains sprintf("tool %q needs human approval", [tool]) if {
 	human_tool
 }
 
+human_ids contains "needs_person:tool" if {
+	is_write
+	human_tool
+}
+
 human_reasons contains sprintf("writes by end-user role %q need human approval", [user_role]) if {
+	is_write
+	has_role
+	cfg.user_roles[user_role].human_approval == true
+}
+
+human_ids contains "needs_person:role" if {
 	is_write
 	has_role
 	cfg.user_roles[user_role].human_approval == true
@@ -331,6 +419,12 @@ human_reasons contains sprintf("writes by end-user role %q need human approval",
 # argument and the data's values, never the call's own value: arguments
 # stay out of reasons, and so out of the audit.
 human_reasons contains sprintf("tool %q needs human approval for any %s but %s", [tool, arg, concat(", ", allowed)]) if {
+	is_write
+	some arg, allowed in cfg.tools.human_approval_unless[input.tool]
+	not arg_value_allowed(arg, allowed)
+}
+
+human_ids contains "needs_person:argument" if {
 	is_write
 	some arg, allowed in cfg.tools.human_approval_unless[input.tool]
 	not arg_value_allowed(arg, allowed)
@@ -361,7 +455,19 @@ human_reasons contains sprintf("the write would operate a %s, which needs a pers
 	d in facts_config.human_domains
 }
 
+human_ids contains concat(":", ["needs_person", d]) if {
+	is_write
+	some d in input.preview.facts.domains
+	d in facts_config.human_domains
+}
+
 human_reasons contains sprintf("the write would operate a %s, which needs a person's approval", [c]) if {
+	is_write
+	some c in input.preview.facts.device_classes
+	c in facts_config.human_device_classes
+}
+
+human_ids contains concat(":", ["needs_person", c]) if {
 	is_write
 	some c in input.preview.facts.device_classes
 	c in facts_config.human_device_classes
@@ -376,7 +482,18 @@ human_reasons contains sprintf("the write can %s, which needs a person's approva
 	what := facts_config.human_effects[e]
 }
 
+human_ids contains concat(":", ["needs_person", e]) if {
+	is_write
+	some e in input.preview.facts.effects
+	facts_config.human_effects[e]
+}
+
 human_reasons contains "the preview could not tell everything the write would touch" if {
+	is_write
+	input.preview.facts.unresolved == true
+}
+
+human_ids contains "needs_person:unresolved" if {
 	is_write
 	input.preview.facts.unresolved == true
 }
@@ -392,9 +509,22 @@ human_reasons contains sprintf("the service does not know what %q does", [tool])
 	not reviewed_tool
 }
 
+human_ids contains "needs_person:unknown_effect" if {
+	is_write
+	input.preview.facts.kind in facts_config.human_kinds
+	not reviewed_tool
+}
+
 reviewed_tool if input.tool in facts_config.reviewed_tools
 
 human_reasons contains sprintf("a write of %q must report what it touches and its preview did not", [service]) if {
+	is_write
+	preview_stage
+	facts_config.required == true
+	not has_facts
+}
+
+human_ids contains "needs_person:no_facts" if {
 	is_write
 	preview_stage
 	facts_config.required == true

@@ -29,6 +29,10 @@ with_patch(patch) := object.union(base, patch)
 
 write_call(tool, patch) := object.union(object.union(base, write_annotations), object.union({"tool": tool, "write": true}, patch))
 
+# no_id is a decision without its reason_id, which the tests of reasons
+# leave to test_reason_ids.
+no_id(d) := {"decision": d.decision, "reason": d.reason, "approval": d.approval, "ttl_seconds": d.ttl_seconds}
+
 allow(reason) := {"decision": "allow", "reason": reason, "approval": "model", "ttl_seconds": 0}
 
 deny(reason) := {"decision": "deny", "reason": reason, "approval": "model", "ttl_seconds": 0}
@@ -38,21 +42,21 @@ confirm(approval, reason) := {"decision": "confirm", "reason": reason, "approval
 # --- reads --------------------------------------------------------------
 
 test_read_allowed_for_user if {
-	authz.decision == allow("read allowed") with input as base
+	no_id(authz.decision) == allow("read allowed") with input as base
 }
 
 test_read_allowed_for_readonly_group if {
-	authz.decision == allow("read allowed") with input as with_patch({"client": {"groups": ["readonly"]}})
+	no_id(authz.decision) == allow("read allowed") with input as with_patch({"client": {"groups": ["readonly"]}})
 }
 
 test_read_allowed_for_admin_on_admin_only_service if {
 	inp := with_patch({"client": {"groups": ["admins"]}, "service": "unraid-ssh", "tool": "unraidssh_disk_usage"})
-	authz.decision == allow("read allowed") with input as inp
+	no_id(authz.decision) == allow("read allowed") with input as inp
 }
 
 test_every_prefix_of_a_service_is_known if {
 	every tool in ["sonarr_series_list", "radarr_movie_list", "prowlarr_indexer_list"] {
-		authz.decision == allow("read allowed") with input as with_patch({"service": "arr", "tool": tool})
+		no_id(authz.decision) == allow("read allowed") with input as with_patch({"service": "arr", "tool": tool})
 	}
 }
 
@@ -73,11 +77,11 @@ test_every_user_service_readable if {
 # --- deny ---------------------------------------------------------------
 
 test_unknown_service_denied if {
-	authz.decision == deny(`unknown service "toaster"`) with input as with_patch({"service": "toaster", "tool": "toaster_on"})
+	no_id(authz.decision) == deny(`unknown service "toaster"`) with input as with_patch({"service": "toaster", "tool": "toaster_on"})
 }
 
 test_unknown_tool_denied if {
-	authz.decision == deny(`unknown tool "sonarr_series_list" for service "homeassistant"`) with input as with_patch({"tool": "sonarr_series_list"})
+	no_id(authz.decision) == deny(`unknown tool "sonarr_series_list" for service "homeassistant"`) with input as with_patch({"tool": "sonarr_series_list"})
 }
 
 test_prefix_must_be_at_start if {
@@ -89,7 +93,7 @@ test_non_string_tool_denied if {
 }
 
 test_user_may_not_use_admin_service if {
-	authz.decision == deny(`client "openwebui" may not use service "unraid"`) with input as with_patch({"service": "unraid", "tool": "unraid_array_status"})
+	no_id(authz.decision) == deny(`client "openwebui" may not use service "unraid"`) with input as with_patch({"service": "unraid", "tool": "unraid_array_status"})
 }
 
 test_readonly_group_may_not_use_admin_service if {
@@ -108,7 +112,7 @@ test_unknown_group_denied if {
 
 test_readonly_group_write_denied if {
 	inp := object.union(write_call("ha_climate_set_temperature", {}), {"client": {"groups": ["readonly"]}})
-	authz.decision == deny(`group "readonly" is read-only: writes are denied`) with input as inp
+	no_id(authz.decision) == deny(`group "readonly" is read-only: writes are denied`) with input as inp
 }
 
 test_readonly_group_low_risk_write_denied if {
@@ -122,7 +126,7 @@ test_readonly_membership_wins_over_other_groups if {
 }
 
 test_unknown_action_denied if {
-	authz.decision == deny("unknown action") with input as with_patch({"action": "delete"})
+	no_id(authz.decision) == deny("unknown action") with input as with_patch({"action": "delete"})
 	authz.decision.decision == "deny" with input as object.remove(base, ["action"])
 }
 
@@ -132,7 +136,7 @@ test_empty_input_denied if {
 
 test_several_deny_reasons_joined if {
 	inp := with_patch({"action": "execute", "service": "toaster"})
-	authz.decision == deny(`unknown action; unknown service "toaster"`) with input as inp
+	no_id(authz.decision) == deny(`unknown action; unknown service "toaster"`) with input as inp
 }
 
 # permitted is the positive guard every allow and confirm needs; it must
@@ -155,41 +159,41 @@ test_permitted_guards_every_deny_case if {
 
 test_write_needs_model_confirm if {
 	inp := write_call("ha_climate_set_temperature", {})
-	authz.decision == confirm("model", "write needs confirmation") with input as inp
+	no_id(authz.decision) == confirm("model", "write needs confirmation") with input as inp
 }
 
 test_missing_write_flag_counts_as_write if {
 	inp := object.remove(base, ["write"])
-	authz.decision == confirm("model", "write needs confirmation") with input as inp
+	no_id(authz.decision) == confirm("model", "write needs confirmation") with input as inp
 }
 
 test_destructive_write_needs_human if {
 	inp := write_call("ha_automation_delete", {"annotations": {"destructiveHint": true}})
-	authz.decision == confirm("human", "destructive write needs human approval") with input as inp
+	no_id(authz.decision) == confirm("human", "destructive write needs human approval") with input as inp
 }
 
 test_destructive_hint_makes_a_write if {
 	inp := with_patch({"tool": "ha_automation_delete", "write": false, "annotations": {"destructiveHint": true}})
-	authz.decision == confirm("human", "destructive write needs human approval") with input as inp
+	no_id(authz.decision) == confirm("human", "destructive write needs human approval") with input as inp
 }
 
 test_ticket_force_needs_human if {
 	inp := write_call("ha_climate_set_temperature", {"ticket": {"force": true}})
-	authz.decision == confirm("human", "forced write needs human approval") with input as inp
+	no_id(authz.decision) == confirm("human", "forced write needs human approval") with input as inp
 }
 
 test_args_force_needs_human if {
 	inp := write_call("ha_climate_set_temperature", {"args": {"force": true}})
-	authz.decision == confirm("human", "forced write needs human approval") with input as inp
+	no_id(authz.decision) == confirm("human", "forced write needs human approval") with input as inp
 }
 
 test_force_on_a_read_changes_nothing if {
-	authz.decision == allow("read allowed") with input as with_patch({"args": {"force": true}})
+	no_id(authz.decision) == allow("read allowed") with input as with_patch({"args": {"force": true}})
 }
 
 test_human_tool_by_name if {
 	inp := write_call("demo_counter_reset", {"service": "demo"})
-	authz.decision == confirm("human", `tool "demo_counter_reset" needs human approval`) with input as inp
+	no_id(authz.decision) == confirm("human", `tool "demo_counter_reset" needs human approval`) with input as inp
 }
 
 # ErsatzTV's deletes and playout reset need a person by name, even if a
@@ -197,39 +201,39 @@ test_human_tool_by_name if {
 # confirmation only.
 test_ersatztv_deletes_and_reset_need_human if {
 	every tool in ["ersatztv_delete_channel", "ersatztv_delete_collection", "ersatztv_delete_playout", "ersatztv_delete_schedule", "ersatztv_delete_smart_collection", "ersatztv_remove_collection_item", "ersatztv_reset_channel_playout"] {
-		authz.decision == confirm("human", sprintf("tool %q needs human approval", [tool])) with input as write_call(tool, {"service": "ersatztv"})
+		no_id(authz.decision) == confirm("human", sprintf("tool %q needs human approval", [tool])) with input as write_call(tool, {"service": "ersatztv"})
 	}
 	every tool in ["ersatztv_update_channel", "ersatztv_add_collection_items", "ersatztv_create_playout", "ersatztv_scan_library"] {
-		authz.decision == confirm("model", "write needs confirmation") with input as write_call(tool, {"service": "ersatztv"})
+		no_id(authz.decision) == confirm("model", "write needs confirmation") with input as write_call(tool, {"service": "ersatztv"})
 	}
 }
 
 test_human_tool_by_prefix if {
-	authz.decision == confirm("human", `tool "ha_HassUnlock" needs human approval`) with input as write_call("ha_HassUnlock", {})
+	no_id(authz.decision) == confirm("human", `tool "ha_HassUnlock" needs human approval`) with input as write_call("ha_HassUnlock", {})
 	inp := write_call("unraid_array_stop", {"service": "unraid", "client": {"groups": ["admins"]}})
-	authz.decision == confirm("human", `tool "unraid_array_stop" needs human approval`) with input as inp
+	no_id(authz.decision) == confirm("human", `tool "unraid_array_stop" needs human approval`) with input as inp
 }
 
 test_human_list_applies_to_writes_only if {
-	authz.decision == allow("read allowed") with input as with_patch({"tool": "ha_lock_status"})
+	no_id(authz.decision) == allow("read allowed") with input as with_patch({"tool": "ha_lock_status"})
 	inp := with_patch({"client": {"groups": ["admins"]}, "service": "unraid", "tool": "unraid_array_status"})
-	authz.decision == allow("read allowed") with input as inp
+	no_id(authz.decision) == allow("read allowed") with input as inp
 }
 
 test_human_reasons_joined if {
 	inp := write_call("ha_HassUnlock", {"annotations": {"destructiveHint": true}, "ticket": {"force": true}})
 	r := "destructive write needs human approval; forced write needs human approval; tool \"ha_HassUnlock\" needs human approval"
-	authz.decision == confirm("human", r) with input as inp
+	no_id(authz.decision) == confirm("human", r) with input as inp
 }
 
 # --- low risk -----------------------------------------------------------
 
 test_low_risk_write_allowed if {
 	every tool in ["ha_HassTurnOn", "ha_HassLightSet"] {
-		authz.decision == allow("low-risk write allowed without a ticket") with input as write_call(tool, {})
+		no_id(authz.decision) == allow("low-risk write allowed without a ticket") with input as write_call(tool, {})
 	}
 	inp := write_call("demo_note_touch", {"service": "demo"})
-	authz.decision == allow("low-risk write allowed without a ticket") with input as inp
+	no_id(authz.decision) == allow("low-risk write allowed without a ticket") with input as inp
 }
 
 # --- preview facts ------------------------------------------------------
@@ -241,7 +245,7 @@ ha_facts(domains, classes) := {"kind": "intent", "domains": domains, "device_cla
 
 test_facts_lock_needs_a_person if {
 	every tool in ["ha_HassTurnOn", "ha_HassTurnOff", "ha_HassSetPosition", "ha_good_night"] {
-		authz.decision == confirm("human", "the write would operate a lock, which needs a person's approval") with input as facts_call(tool, ha_facts(["lock"], []))
+		no_id(authz.decision) == confirm("human", "the write would operate a lock, which needs a person's approval") with input as facts_call(tool, ha_facts(["lock"], []))
 	}
 	authz.decision.approval == "human" with input as facts_call("ha_HassTurnOn", ha_facts(["alarm_control_panel", "light"], []))
 }
@@ -249,11 +253,11 @@ test_facts_lock_needs_a_person if {
 test_facts_garage_gate_and_door_covers_need_a_person if {
 	every class in ["cover.garage", "cover.gate", "cover.door"] {
 		r := sprintf("the write would operate a %s, which needs a person's approval", [class])
-		authz.decision == confirm("human", r) with input as facts_call("ha_HassTurnOn", ha_facts(["cover"], [class]))
+		no_id(authz.decision) == confirm("human", r) with input as facts_call("ha_HassTurnOn", ha_facts(["cover"], [class]))
 	}
 
 	# Blinds are covers too, but not a way into the house.
-	authz.decision == confirm("model", "write needs confirmation") with input as facts_call("ha_HassTurnOn", ha_facts(["cover"], ["cover.blind"]))
+	no_id(authz.decision) == confirm("model", "write needs confirmation") with input as facts_call("ha_HassTurnOn", ha_facts(["cover"], ["cover.blind"]))
 }
 
 # A camera (turned off, it records nothing), a siren, a valve (a water
@@ -271,22 +275,22 @@ test_facts_cameras_sirens_valves_and_doors_need_a_person if {
 		{"tool": "ha_good_night", "facts": {"kind": "script", "domains": ["camera", "script"], "device_classes": [], "unresolved": false, "opaque": true}, "reason": "the write would operate a camera, which needs a person's approval"},
 	]
 	every c in cases {
-		authz.decision == confirm("human", c.reason) with input as facts_call(c.tool, c.facts)
+		no_id(authz.decision) == confirm("human", c.reason) with input as facts_call(c.tool, c.facts)
 	}
 
 	# Several of them: one reason each.
 	r := "the write would operate a camera, which needs a person's approval; the write would operate a cover.door, which needs a person's approval; the write would operate a siren, which needs a person's approval"
-	authz.decision == confirm("human", r) with input as facts_call("ha_HassTurnOff", ha_facts(["camera", "cover", "siren"], ["cover.door"]))
+	no_id(authz.decision) == confirm("human", r) with input as facts_call("ha_HassTurnOff", ha_facts(["camera", "cover", "siren"], ["cover.door"]))
 
 	# Other covers are not a way in.
 	every class in ["cover.blind", "cover.window", "cover.shade"] {
-		authz.decision == confirm("model", "write needs confirmation") with input as facts_call("ha_HassTurnOn", ha_facts(["cover"], [class]))
+		no_id(authz.decision) == confirm("model", "write needs confirmation") with input as facts_call("ha_HassTurnOn", ha_facts(["cover"], [class]))
 	}
 }
 
 test_facts_unresolved_needs_a_person if {
 	f := object.union(ha_facts([], []), {"unresolved": true})
-	authz.decision == confirm("human", "the preview could not tell everything the write would touch") with input as facts_call("ha_HassTurnOn", f)
+	no_id(authz.decision) == confirm("human", "the preview could not tell everything the write would touch") with input as facts_call("ha_HassTurnOn", f)
 }
 
 # A tool the service does not know (Home Assistant: a tool its MCP server
@@ -294,48 +298,48 @@ test_facts_unresolved_needs_a_person if {
 # operator lists it as reviewed; what its facts show still counts then.
 test_facts_unknown_tool_needs_a_person_until_reviewed if {
 	unknown := {"kind": "unknown", "domains": [], "device_classes": [], "unresolved": false, "opaque": true}
-	authz.decision == confirm("human", `the service does not know what "ha_evil__HassTurnOn" does`) with input as facts_call("ha_evil__HassTurnOn", unknown)
+	no_id(authz.decision) == confirm("human", `the service does not know what "ha_evil__HassTurnOn" does`) with input as facts_call("ha_evil__HassTurnOn", unknown)
 
 	# Listed in reviewed_tools: at least the user's confirmation.
 	reviewed := {"toolgate": {"preview_facts": {"services": {"homeassistant": object.union(
 		data.data.toolgate.preview_facts.services.homeassistant,
 		{"reviewed_tools": ["ha_fancy__do_thing"]},
 	)}}}}
-	authz.decision == confirm("model", "write needs confirmation") with input as facts_call("ha_fancy__do_thing", unknown)
+	no_id(authz.decision) == confirm("model", "write needs confirmation") with input as facts_call("ha_fancy__do_thing", unknown)
 		with data.data as object.union(data.data, reviewed)
 	locked := object.union(unknown, {"domains": ["lock"]})
 	authz.decision.approval == "human" with input as facts_call("ha_fancy__do_thing", locked)
 		with data.data as object.union(data.data, reviewed)
 
 	# Known kinds are unaffected.
-	authz.decision == allow("low-risk write allowed without a ticket") with input as facts_call("ha_HassTurnOn", ha_facts(["light"], []))
+	no_id(authz.decision) == allow("low-risk write allowed without a ticket") with input as facts_call("ha_HassTurnOn", ha_facts(["light"], []))
 }
 
 test_facts_required_but_missing_needs_a_person if {
 	r := `a write of "homeassistant" must report what it touches and its preview did not`
-	authz.decision == confirm("human", r) with input as facts_call("ha_HassTurnOn", null)
-	authz.decision == confirm("human", r) with input as object.union(write_call("ha_HassTurnOn", {}), {"preview": {}})
+	no_id(authz.decision) == confirm("human", r) with input as facts_call("ha_HassTurnOn", null)
+	no_id(authz.decision) == confirm("human", r) with input as object.union(write_call("ha_HassTurnOn", {}), {"preview": {}})
 
 	# Services without a facts contract are unaffected.
 	inp := object.union(write_call("demo_note_touch", {"service": "demo"}), {"preview": {"facts": null}})
-	authz.decision == allow("low-risk write allowed without a ticket") with input as inp
+	no_id(authz.decision) == allow("low-risk write allowed without a ticket") with input as inp
 }
 
 test_facts_keep_lights_and_media_low_risk if {
-	authz.decision == allow("low-risk write allowed without a ticket") with input as facts_call("ha_HassTurnOff", ha_facts(["light"], []))
-	authz.decision == allow("low-risk write allowed without a ticket") with input as facts_call("ha_HassMediaPause", ha_facts(["media_player"], ["media_player.tv"]))
+	no_id(authz.decision) == allow("low-risk write allowed without a ticket") with input as facts_call("ha_HassTurnOff", ha_facts(["light"], []))
+	no_id(authz.decision) == allow("low-risk write allowed without a ticket") with input as facts_call("ha_HassMediaPause", ha_facts(["media_player"], ["media_player.tv"]))
 
 	# Before the preview a low-risk tool is low risk; the gateway never
 	# applies on that answer alone.
-	authz.decision == allow("low-risk write allowed without a ticket") with input as write_call("ha_HassTurnOn", {})
+	no_id(authz.decision) == allow("low-risk write allowed without a ticket") with input as write_call("ha_HassTurnOn", {})
 }
 
 test_facts_beyond_low_risk_need_confirmation if {
-	authz.decision == confirm("model", "write needs confirmation") with input as facts_call("ha_HassTurnOn", ha_facts(["light", "switch"], []))
-	authz.decision == confirm("model", "write needs confirmation") with input as facts_call("ha_HassTurnOn", object.union(ha_facts(["light"], []), {"opaque": true}))
+	no_id(authz.decision) == confirm("model", "write needs confirmation") with input as facts_call("ha_HassTurnOn", ha_facts(["light", "switch"], []))
+	no_id(authz.decision) == confirm("model", "write needs confirmation") with input as facts_call("ha_HassTurnOn", object.union(ha_facts(["light"], []), {"opaque": true}))
 
 	# Scripts are opaque: never without a ticket.
-	authz.decision == confirm("model", "write needs confirmation") with input as facts_call("ha_good_night", {"kind": "script", "domains": ["light", "script"], "device_classes": [], "unresolved": false, "opaque": true})
+	no_id(authz.decision) == confirm("model", "write needs confirmation") with input as facts_call("ha_good_night", {"kind": "script", "domains": ["light", "script"], "device_classes": [], "unresolved": false, "opaque": true})
 }
 
 test_facts_never_lower_the_approval if {
@@ -352,7 +356,7 @@ test_facts_never_lower_the_approval if {
 
 test_facts_do_not_touch_reads if {
 	inp := object.union(base, {"preview": {"facts": ha_facts(["lock"], ["cover.garage"])}})
-	authz.decision == allow("read allowed") with input as inp
+	no_id(authz.decision) == allow("read allowed") with input as inp
 }
 
 test_facts_shape_is_not_trusted if {
@@ -367,19 +371,19 @@ test_deny_beats_human if {
 	inp := object.union(write_call("ha_HassUnlock", {"annotations": {"destructiveHint": true}}), {"client": {"groups": ["readonly"]}})
 	authz.decision.decision == "deny" with input as inp
 	inp2 := write_call("unraid_array_stop", {"service": "unraid", "ticket": {"force": true}})
-	authz.decision == deny(`client "openwebui" may not use service "unraid"`) with input as inp2
+	no_id(authz.decision) == deny(`client "openwebui" may not use service "unraid"`) with input as inp2
 }
 
 test_human_beats_low_risk_when_forced if {
 	inp := write_call("ha_HassLightSet", {"ticket": {"force": true}})
-	authz.decision == confirm("human", "forced write needs human approval") with input as inp
+	no_id(authz.decision) == confirm("human", "forced write needs human approval") with input as inp
 	inp2 := write_call("ha_HassLightSet", {"args": {"force": true}})
 	authz.decision.approval == "human" with input as inp2
 }
 
 test_human_beats_low_risk_when_destructive if {
 	inp := write_call("ha_HassTurnOff", {"annotations": {"destructiveHint": true}})
-	authz.decision == confirm("human", "destructive write needs human approval") with input as inp
+	no_id(authz.decision) == confirm("human", "destructive write needs human approval") with input as inp
 }
 
 test_human_list_beats_low_risk_list if {
@@ -395,8 +399,8 @@ test_model_confirm_beats_read_allow if {
 # --- tools/list ---------------------------------------------------------
 
 test_list_action if {
-	authz.decision == allow("read allowed") with input as with_patch({"action": "list"})
-	authz.decision == confirm("model", "write needs confirmation") with input as write_call("ha_climate_set_temperature", {"action": "list"})
+	no_id(authz.decision) == allow("read allowed") with input as with_patch({"action": "list"})
+	no_id(authz.decision) == confirm("model", "write needs confirmation") with input as write_call("ha_climate_set_temperature", {"action": "list"})
 	authz.decision.decision == "deny" with input as with_patch({"action": "list", "service": "unraid", "tool": "unraid_array_status"})
 	inp := object.union(write_call("ha_climate_set_temperature", {"action": "list"}), {"client": {"groups": ["readonly"]}})
 	authz.decision.decision == "deny" with input as inp
@@ -425,11 +429,64 @@ test_every_outcome_has_stable_shape_and_reason if {
 	]
 	every inp in inputs {
 		d := authz.decision with input as inp
-		object.keys(d) == {"decision", "reason", "approval", "ttl_seconds"}
+		object.keys(d) == {"decision", "reason", "reason_id", "approval", "ttl_seconds"}
 		d.decision in {"allow", "deny", "confirm"}
 		d.approval in {"model", "human"}
 		d.reason != ""
+		regex.match(`^[a-z][a-z0-9_]*(:[a-z0-9_.-]+)?$`, d.reason_id)
 	}
+}
+
+# --- reason ids -----------------------------------------------------------
+
+# Every rule's stable id, one case each; the words of reason may change,
+# these may not (the audit trail and the operator console group by them).
+test_reason_ids if {
+	cases := [
+		{"id": "read", "in": base},
+		{"id": "low_risk_write", "in": write_call("ha_HassTurnOn", {})},
+		{"id": "needs_confirmation", "in": write_call("ha_climate_set_temperature", {})},
+		{"id": "needs_person:destructive", "in": write_call("ha_climate_set_temperature", {"annotations": {"destructiveHint": true}})},
+		{"id": "needs_person:force", "in": write_call("ha_climate_set_temperature", {"args": {"force": true}})},
+		{"id": "needs_person:tool", "in": write_call("ha_HassUnlock", {})},
+		{"id": "needs_person:tool", "in": write_call("ha_yaml_update", {})},
+		{"id": "needs_person:role", "in": object.union(write_call("ha_climate_set_temperature", {}), {"client": {"groups": ["admins"]}, "user_role": "approval_needed"})},
+		{"id": "needs_person:argument", "in": unraid_write("unraid_container_control", {"action": "stop"})},
+		{"id": "needs_person:lock", "in": facts_call("ha_HassTurnOn", ha_facts(["lock", "light"], []))},
+		{"id": "needs_person:cover.garage", "in": facts_call("ha_HassTurnOn", ha_facts(["cover"], ["cover.garage"]))},
+		{"id": "needs_person:container_kill", "in": unraid_previewed("unraid_container_control", {"action": "start"}, {"effects": ["container_kill"]})},
+		{"id": "needs_person:unresolved", "in": facts_call("ha_HassTurnOn", {"domains": [], "unresolved": true})},
+		{"id": "needs_person:unknown_effect", "in": facts_call("ha_fancy__do_thing", {"kind": "unknown", "domains": []})},
+		{"id": "needs_person:no_facts", "in": object.union(write_call("ha_climate_set_temperature", {}), {"preview": {"facts": null}})},
+		{"id": "unknown_action", "in": with_patch({"action": "delete"})},
+		{"id": "unknown_service", "in": with_patch({"service": "toaster"})},
+		{"id": "unknown_tool", "in": with_patch({"tool": "sonarr_series_list"})},
+		{"id": "service_not_allowed", "in": with_patch({"client": {"groups": ["nas"]}})},
+		{"id": "read_only_group", "in": write_call("ha_HassTurnOn", {"client": {"groups": ["readonly"]}})},
+		{"id": "unknown_role", "in": as_role("janitor", {})},
+		{"id": "role_service_not_allowed", "in": as_role("user", unraid_read)},
+		{"id": "read_only_role", "in": object.union(write_call("ha_HassTurnOn", {}), {"client": {"groups": ["admins"]}, "user_role": "pending"})},
+		{"id": "restricted_tool", "in": tuliprox_read("tuliprox_list_active_streams", {})},
+		{"id": "restricted_tool_role", "in": tuliprox_read("tuliprox_list_active_streams", {"client": {"groups": ["admins"]}, "user_role": "user"})},
+	]
+	every c in cases {
+		d := authz.decision with input as c["in"]
+			with data.data.toolgate.user_roles.approval_needed as {"services": ["*"], "read_only": false, "human_approval": true}
+		d.reason_id == c.id
+	}
+}
+
+# Several rules of one outcome: reason names them all, reason_id the
+# first id in sort order, whatever order the rules matched in.
+test_reason_id_of_several_rules if {
+	d := authz.decision with input as facts_call("ha_HassUnlock", ha_facts(["lock"], []))
+	d.reason_id == "needs_person:lock"
+	contains(d.reason, "lock")
+	contains(d.reason, `tool "ha_HassUnlock" needs human approval`)
+
+	e := authz.decision with input as write_call("ha_HassTurnOn", {"client": {"groups": ["readonly"]}, "user_role": "pending"})
+	e.reason_id == "read_only_group"
+	contains(e.reason, "read-only")
 }
 
 # --- data-driven rules --------------------------------------------------
@@ -503,55 +560,55 @@ as_role(role, patch) := object.union(with_patch({"client": {"groups": ["admins"]
 unraid_read := {"service": "unraid", "tool": "unraid_array_status"}
 
 test_role_admin_uses_admin_service if {
-	authz.decision == allow("read allowed") with input as as_role("admin", unraid_read)
+	no_id(authz.decision) == allow("read allowed") with input as as_role("admin", unraid_read)
 }
 
 test_role_user_may_not_use_admin_service if {
-	authz.decision == deny(`end-user role "user" may not use service "unraid"`) with input as as_role("user", unraid_read)
+	no_id(authz.decision) == deny(`end-user role "user" may not use service "unraid"`) with input as as_role("user", unraid_read)
 }
 
 test_role_user_reads_user_service if {
-	authz.decision == allow("read allowed") with input as as_role("user", {})
+	no_id(authz.decision) == allow("read allowed") with input as as_role("user", {})
 }
 
 test_role_user_writes_like_before if {
 	inp := object.union(write_call("ha_climate_set_temperature", {}), {"client": {"groups": ["admins"]}, "user_role": "user"})
-	authz.decision == confirm("model", "write needs confirmation") with input as inp
+	no_id(authz.decision) == confirm("model", "write needs confirmation") with input as inp
 }
 
 test_role_pending_gets_nothing if {
-	authz.decision == deny(`end-user role "pending" may not use service "homeassistant"`) with input as as_role("pending", {})
+	no_id(authz.decision) == deny(`end-user role "pending" may not use service "homeassistant"`) with input as as_role("pending", {})
 	authz.decision.decision == "deny" with input as as_role("pending", {"action": "list"})
 }
 
 test_role_unknown_denied if {
-	authz.decision == deny(`end-user role "owner" is not known`) with input as as_role("owner", {})
+	no_id(authz.decision) == deny(`end-user role "owner" is not known`) with input as as_role("owner", {})
 }
 
 test_role_cannot_widen_client_groups if {
 	inp := with_patch({"user_role": "admin", "service": "unraid", "tool": "unraid_array_status"})
-	authz.decision == deny(`client "openwebui" may not use service "unraid"`) with input as inp
+	no_id(authz.decision) == deny(`client "openwebui" may not use service "unraid"`) with input as inp
 }
 
 test_role_read_only_from_data if {
 	inp := object.union(write_call("ha_HassLightSet", {}), {"user_role": "user"})
-	authz.decision == deny(`end-user role "user" is read-only: writes are denied`) with input as inp
+	no_id(authz.decision) == deny(`end-user role "user" is read-only: writes are denied`) with input as inp
 		with data.data.toolgate.user_roles.user.read_only as true
-	authz.decision == allow("read allowed") with input as object.union(base, {"user_role": "user"})
+	no_id(authz.decision) == allow("read allowed") with input as object.union(base, {"user_role": "user"})
 		with data.data.toolgate.user_roles.user.read_only as true
 }
 
 test_role_human_approval_from_data if {
 	# Even a low-risk write then needs a person.
 	inp := object.union(write_call("ha_HassLightSet", {}), {"user_role": "user"})
-	authz.decision == confirm("human", `writes by end-user role "user" need human approval`) with input as inp
+	no_id(authz.decision) == confirm("human", `writes by end-user role "user" need human approval`) with input as inp
 		with data.data.toolgate.user_roles.user.human_approval as true
-	authz.decision == allow("low-risk write allowed without a ticket") with input as inp
+	no_id(authz.decision) == allow("low-risk write allowed without a ticket") with input as inp
 }
 
 test_no_role_means_groups_only if {
-	authz.decision == allow("read allowed") with input as with_patch({"client": {"groups": ["admins"]}, "user_role": ""})
-	authz.decision == allow("read allowed") with input as object.union(with_patch({"client": {"groups": ["admins"]}}), unraid_read)
+	no_id(authz.decision) == allow("read allowed") with input as with_patch({"client": {"groups": ["admins"]}, "user_role": ""})
+	no_id(authz.decision) == allow("read allowed") with input as object.union(with_patch({"client": {"groups": ["admins"]}}), unraid_read)
 }
 
 test_shipped_roles if {
@@ -563,7 +620,7 @@ test_shipped_roles if {
 # The outcomes are exclusive rules, not an else chain (see authz.rego): the
 # last one catches what no other rule matched.
 test_unmatched_input_is_denied if {
-	authz.decision == deny("no policy rule matched") with input as base
+	no_id(authz.decision) == deny("no policy rule matched") with input as base
 		with authz.permitted as false
 }
 
@@ -571,15 +628,15 @@ test_unmatched_input_is_denied if {
 
 # The nas group reads Unraid and the SSH diagnostics, and nothing else.
 test_nas_group_reads_unraid_only if {
-	authz.decision == allow("read allowed") with input as with_patch({"client": {"groups": ["nas"]}, "service": "unraid", "tool": "unraid_array_status"})
-	authz.decision == allow("read allowed") with input as with_patch({"client": {"groups": ["nas"]}, "service": "unraid-ssh", "tool": "unraidssh_df"})
+	no_id(authz.decision) == allow("read allowed") with input as with_patch({"client": {"groups": ["nas"]}, "service": "unraid", "tool": "unraid_array_status"})
+	no_id(authz.decision) == allow("read allowed") with input as with_patch({"client": {"groups": ["nas"]}, "service": "unraid-ssh", "tool": "unraidssh_df"})
 	authz.decision.decision == "deny" with input as with_patch({"client": {"groups": ["nas"]}, "service": "arr", "tool": "sonarr_series_list"})
 }
 
 # A parity check (start, pause, resume, cancel) always needs a person.
 test_unraid_parity_check_needs_a_person if {
 	inp := write_call("unraid_parity_check", {"service": "unraid", "client": {"groups": ["nas"]}})
-	authz.decision == confirm("human", `tool "unraid_parity_check" needs human approval`) with input as inp
+	no_id(authz.decision) == confirm("human", `tool "unraid_parity_check" needs human approval`) with input as inp
 }
 
 unraid_write(tool, args) := write_call(tool, {"service": "unraid", "client": {"groups": ["nas"]}, "args": args})
@@ -607,7 +664,7 @@ test_unraid_container_and_vm_actions if {
 		{"tool": "unraid_notification_archive", "args": {"ids": ["a"]}, "want": confirm("model", "write needs confirmation")},
 	]
 	every c in cases {
-		authz.decision == c.want with input as unraid_write(c.tool, c.args)
+		no_id(authz.decision) == c.want with input as unraid_write(c.tool, c.args)
 	}
 
 	# Without arguments (tools/list asks so) the tools stay listed.
@@ -615,23 +672,23 @@ test_unraid_container_and_vm_actions if {
 
 	# A forced start needs a person too; one reason each.
 	r := `forced write needs human approval; tool "unraid_container_control" needs human approval for any action but start`
-	authz.decision == confirm("human", r) with input as unraid_write("unraid_container_control", {"container": "frigate", "action": "stop", "force": true})
+	no_id(authz.decision) == confirm("human", r) with input as unraid_write("unraid_container_control", {"container": "frigate", "action": "stop", "force": true})
 
 	# Reads are not touched.
-	authz.decision == allow("read allowed") with input as with_patch({"client": {"groups": ["nas"]}, "service": "unraid", "tool": "unraid_container_list", "args": {"action": "stop"}})
+	no_id(authz.decision) == allow("read allowed") with input as with_patch({"client": {"groups": ["nas"]}, "service": "unraid", "tool": "unraid_container_list", "args": {"action": "stop"}})
 }
 
 # Leaving restarts to the model is one data change.
 test_unraid_model_actions_from_data if {
 	inp := unraid_write("unraid_container_control", {"container": "plex", "action": "restart"})
-	authz.decision == confirm("model", "write needs confirmation") with input as inp
+	no_id(authz.decision) == confirm("model", "write needs confirmation") with input as inp
 		with data.data.toolgate.tools.human_approval_unless.unraid_container_control.action as ["start", "restart"]
 	r := `tool "unraid_container_control" needs human approval for any action but start, restart`
-	authz.decision == confirm("human", r) with input as unraid_write("unraid_container_control", {"container": "plex", "action": "stop"})
+	no_id(authz.decision) == confirm("human", r) with input as unraid_write("unraid_container_control", {"container": "plex", "action": "stop"})
 		with data.data.toolgate.tools.human_approval_unless.unraid_container_control.action as ["start", "restart"]
 
 	# Without the entry every action is the model's to confirm.
-	authz.decision == confirm("model", "write needs confirmation") with input as unraid_write("unraid_container_control", {"container": "plex", "action": "stop"})
+	no_id(authz.decision) == confirm("model", "write needs confirmation") with input as unraid_write("unraid_container_control", {"container": "plex", "action": "stop"})
 		with data.data.toolgate.tools.human_approval_unless as {}
 }
 
@@ -650,25 +707,25 @@ test_unraid_hard_stop_needs_a_person if {
 
 	# With the shipped data the action's own rule and the fact both speak.
 	r := concat("; ", [kill, `tool "unraid_container_control" needs human approval for any action but start`])
-	authz.decision == confirm("human", r) with input as unraid_previewed("unraid_container_control", restart, {"effects": ["container_kill"]})
+	no_id(authz.decision) == confirm("human", r) with input as unraid_previewed("unraid_container_control", restart, {"effects": ["container_kill"]})
 
 	# Data that leaves restarts to the model lowers nothing once the preview spoke.
-	authz.decision == confirm("human", kill) with input as unraid_previewed("unraid_container_control", restart, {"effects": ["container_kill"]})
+	no_id(authz.decision) == confirm("human", kill) with input as unraid_previewed("unraid_container_control", restart, {"effects": ["container_kill"]})
 		with data.data.toolgate.tools.human_approval_unless as {}
-	authz.decision == confirm("human", power) with input as unraid_previewed("unraid_vm_control", {"vm": "Home Assistant", "action": "stop"}, {"effects": ["vm_power_off"]})
+	no_id(authz.decision) == confirm("human", power) with input as unraid_previewed("unraid_vm_control", {"vm": "Home Assistant", "action": "stop"}, {"effects": ["vm_power_off"]})
 		with data.data.toolgate.tools.human_approval_unless as {}
 
 	# A start has no such effect; an effect the data does not know is no reason.
-	authz.decision == confirm("model", "write needs confirmation") with input as unraid_previewed("unraid_vm_control", {"vm": "Home Assistant", "action": "start"}, {"effects": []})
-	authz.decision == confirm("model", "write needs confirmation") with input as unraid_previewed("unraid_notification_archive", {"ids": ["a"]}, {"effects": ["something_else"]})
+	no_id(authz.decision) == confirm("model", "write needs confirmation") with input as unraid_previewed("unraid_vm_control", {"vm": "Home Assistant", "action": "start"}, {"effects": []})
+	no_id(authz.decision) == confirm("model", "write needs confirmation") with input as unraid_previewed("unraid_notification_archive", {"ids": ["a"]}, {"effects": ["something_else"]})
 
 	# No facts from an unraid preview: a person.
-	authz.decision == confirm("human", `a write of "unraid" must report what it touches and its preview did not`) with input as object.union(unraid_write("unraid_notification_archive", {"ids": ["a"]}), {"preview": {"facts": null}})
+	no_id(authz.decision) == confirm("human", `a write of "unraid" must report what it touches and its preview did not`) with input as object.union(unraid_write("unraid_notification_archive", {"ids": ["a"]}), {"preview": {"facts": null}})
 }
 
 # Reading parity history is not behind a person.
 test_unraid_parity_history_is_a_read if {
-	authz.decision == allow("read allowed") with input as with_patch({"client": {"groups": ["nas"]}, "service": "unraid", "tool": "unraid_parity_history"})
+	no_id(authz.decision) == allow("read allowed") with input as with_patch({"client": {"groups": ["nas"]}, "service": "unraid", "tool": "unraid_parity_history"})
 }
 
 # --- restricted tools (personal data) -----------------------------------
@@ -677,7 +734,7 @@ tuliprox_read(tool, patch) := object.union(with_patch({"service": "tuliprox", "t
 
 test_restricted_tool_denied_to_users if {
 	every tool in ["tuliprox_list_active_streams", "tuliprox_query_stream_history", "tuliprox_get_stream_history_summary"] {
-		authz.decision == deny(sprintf("tool %q shows personal data and is restricted to groups admins", [tool])) with input as tuliprox_read(tool, {})
+		no_id(authz.decision) == deny(sprintf("tool %q shows personal data and is restricted to groups admins", [tool])) with input as tuliprox_read(tool, {})
 	}
 }
 
@@ -690,25 +747,25 @@ test_restricted_tool_denied_to_readonly_group if {
 }
 
 test_restricted_tool_allowed_for_admins if {
-	authz.decision == allow("read allowed") with input as tuliprox_read("tuliprox_list_active_streams", {"client": {"groups": ["admins"]}})
-	authz.decision == allow("read allowed") with input as tuliprox_read("tuliprox_list_active_streams", {"client": {"groups": ["users", "admins"]}})
+	no_id(authz.decision) == allow("read allowed") with input as tuliprox_read("tuliprox_list_active_streams", {"client": {"groups": ["admins"]}})
+	no_id(authz.decision) == allow("read allowed") with input as tuliprox_read("tuliprox_list_active_streams", {"client": {"groups": ["users", "admins"]}})
 }
 
 test_restricted_tool_needs_the_role_too if {
 	inp := tuliprox_read("tuliprox_list_active_streams", {"client": {"groups": ["admins"]}, "user_role": "user"})
-	authz.decision == deny(`tool "tuliprox_list_active_streams" shows personal data: end-user role "user" may not use it`) with input as inp
-	authz.decision == allow("read allowed") with input as object.union(inp, {"user_role": "admin"})
+	no_id(authz.decision) == deny(`tool "tuliprox_list_active_streams" shows personal data: end-user role "user" may not use it`) with input as inp
+	no_id(authz.decision) == allow("read allowed") with input as object.union(inp, {"user_role": "admin"})
 }
 
 test_unrestricted_tools_of_the_service_stay_open if {
 	every tool in ["tuliprox_get_status", "tuliprox_query_playlist_items", "tuliprox_list_qos_snapshots"] {
-		authz.decision == allow("read allowed") with input as tuliprox_read(tool, {})
+		no_id(authz.decision) == allow("read allowed") with input as tuliprox_read(tool, {})
 	}
 }
 
 test_tuliprox_writes_need_confirmation if {
 	every tool in ["tuliprox_update_playlists", "tuliprox_update_geoip"] {
-		authz.decision == confirm("model", "write needs confirmation") with input as object.union(write_call(tool, {}), {"service": "tuliprox"})
+		no_id(authz.decision) == confirm("model", "write needs confirmation") with input as object.union(write_call(tool, {}), {"service": "tuliprox"})
 	}
 }
 
@@ -736,11 +793,11 @@ test_camera_pictures_only_for_admins if {
 		every c in cases {
 			authz.decision.decision == c.decision with input as frigate_read(tool, c.patch)
 		}
-		authz.decision == deny(sprintf("tool %q shows personal data and is restricted to groups admins", [tool])) with input as frigate_read(tool, {})
+		no_id(authz.decision) == deny(sprintf("tool %q shows personal data and is restricted to groups admins", [tool])) with input as frigate_read(tool, {})
 	}
 	every tool in ["frigate_list_events", "frigate_get_event", "frigate_search_events", "frigate_list_cameras", "frigate_get_system_status", "frigate_get_capabilities"] {
-		authz.decision == allow("read allowed") with input as frigate_read(tool, {})
-		authz.decision == allow("read allowed") with input as frigate_read(tool, {"client": {"groups": ["admins"]}, "user_role": "user"})
+		no_id(authz.decision) == allow("read allowed") with input as frigate_read(tool, {})
+		no_id(authz.decision) == allow("read allowed") with input as frigate_read(tool, {"client": {"groups": ["admins"]}, "user_role": "user"})
 	}
 }
 
@@ -748,9 +805,9 @@ test_camera_pictures_only_for_admins if {
 # tools.json granting group users and role user too.
 test_camera_pictures_opened_to_users_by_data if {
 	opened := {"groups": ["admins", "users"], "user_roles": ["admin", "user"]}
-	authz.decision == allow("read allowed") with input as frigate_read("frigate_get_latest_frame", {})
+	no_id(authz.decision) == allow("read allowed") with input as frigate_read("frigate_get_latest_frame", {})
 		with data.data.toolgate.tools.restricted.frigate_get_latest_frame as opened
-	authz.decision == allow("read allowed") with input as frigate_read("frigate_get_latest_frame", {"client": {"groups": ["admins"]}, "user_role": "user"})
+	no_id(authz.decision) == allow("read allowed") with input as frigate_read("frigate_get_latest_frame", {"client": {"groups": ["admins"]}, "user_role": "user"})
 		with data.data.toolgate.tools.restricted.frigate_get_latest_frame as opened
 
 	# The other picture tool keeps its own line.
@@ -765,14 +822,14 @@ test_camera_pictures_opened_to_users_by_data if {
 # of the moment can rule out. The reads stay plain reads.
 test_ha_yaml_writes_need_a_person if {
 	every tool in ["ha_yaml_create", "ha_yaml_update"] {
-		authz.decision == confirm("human", sprintf("tool %q needs human approval", [tool])) with input as write_call(tool, {})
+		no_id(authz.decision) == confirm("human", sprintf("tool %q needs human approval", [tool])) with input as write_call(tool, {})
 	}
 	r := `destructive write needs human approval; tool "ha_yaml_delete" needs human approval`
-	authz.decision == confirm("human", r) with input as write_call("ha_yaml_delete", {"annotations": {"destructiveHint": true}})
+	no_id(authz.decision) == confirm("human", r) with input as write_call("ha_yaml_delete", {"annotations": {"destructiveHint": true}})
 
 	# Facts that would ask for no person do not lower it.
 	f := {"kind": "yaml", "domains": ["light"], "device_classes": [], "unresolved": false, "opaque": false}
-	authz.decision == confirm("human", `tool "ha_yaml_update" needs human approval`) with input as facts_call("ha_yaml_update", f)
+	no_id(authz.decision) == confirm("human", `tool "ha_yaml_update" needs human approval`) with input as facts_call("ha_yaml_update", f)
 
 	# Facts that name a lock add their reason.
 	lock := object.union(f, {"domains": ["lock"]})
@@ -781,6 +838,6 @@ test_ha_yaml_writes_need_a_person if {
 
 test_ha_yaml_reads_are_reads if {
 	every tool in ["ha_yaml_list", "ha_yaml_get", "ha_yaml_read_source", "ha_yaml_find_source"] {
-		authz.decision == allow("read allowed") with input as with_patch({"tool": tool})
+		no_id(authz.decision) == allow("read allowed") with input as with_patch({"tool": tool})
 	}
 }

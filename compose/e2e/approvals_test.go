@@ -133,6 +133,24 @@ func approveOnThePage(ctx context.Context, t *testing.T, project, page, token, u
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("the client never finished:\n%s", probeOut.String())
 	}
+	// The same sign-in opens the console, the admin listener's home: the
+	// write that waited is there with its reason id, the services with
+	// their readiness.
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		activity := get("/")
+		if strings.Contains(activity, "<h1>Activity</h1>") && strings.Contains(activity, "demo_counter_reset") &&
+			strings.Contains(activity, "needs_person:destructive") && strings.Contains(activity, "ann@example.org") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the console does not show the approved write:\n%.4000s", activity)
+		}
+		time.Sleep(time.Second)
+	}
+	if services := get("/console/services"); !strings.Contains(services, "<h2>demo <span class=\"badge ok\">ready</span>") {
+		t.Errorf("the console's services do not show demo ready:\n%.4000s", services)
+	}
 	logs, _ := run(ctx, "docker", "logs", project+"-gateway-1")
 	if !strings.Contains(logs, `"reason":"decided by admin on the approval page; note: end-to-end test"`) ||
 		!strings.Contains(logs, `"user":"ann@example.org","user_role":"admin"`) {

@@ -106,6 +106,9 @@ func TestStack(t *testing.T) {
 		logs, _ := run(context.Background(), "docker", compose("logs", "--no-color", "--tail", "30")...)
 		t.Fatalf("install.sh --demo: %v\n%s\n--- logs\n%s", err, out, logs)
 	}
+	if !strings.Contains(out, "Console: http://"+approvalsAddr+"/ ") {
+		t.Errorf("install.sh did not print the console's address:\n%s", out)
+	}
 	if !strings.Contains(out, "building inside "+builderImage(t)) {
 		t.Errorf("install.sh did not build inside the Go image:\n%s", out)
 	}

@@ -277,18 +277,35 @@ func ProbeBearer(ctx context.Context, url string, token []byte) int {
 // names the setting to fix and no value but a host name). The exit code is
 // 0 when ready, 1 otherwise.
 func Readycheck(ctx context.Context, addr string, w io.Writer) int {
+	ready, msg := Readiness(ctx, http.DefaultClient, "http://"+addr+"/readyz")
+	fmt.Fprintln(w, msg)
+	if !ready {
+		return 1
+	}
+	return 0
+}
+
+// NotAnswering begins the readiness line of a service that does not
+// answer at all (not running, or not reachable), before the host it was
+// asked on.
+const NotAnswering = "the service does not answer on "
+
+// Readiness asks a service's /readyz at url and returns whether it is
+// ready and one line: "ready", or what is wrong, in the service's own words
+// (naming the setting to fix). install.sh and deploy/doctor show it through
+// `/app readycheck`, the gateway's operator console by asking the same
+// URL; all three say the same.
+func Readiness(ctx context.Context, hc *http.Client, url string) (bool, string) {
 	// /readyz bounds its own check at 5 s; this leaves room for the answer.
 	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		fmt.Fprintln(w, "cannot ask for readiness:", err)
-		return 1
+		return false, fmt.Sprint("cannot ask for readiness: ", err)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := hc.Do(req)
 	if err != nil {
-		fmt.Fprintln(w, "the service does not answer on", addr)
-		return 1
+		return false, NotAnswering + req.URL.Host
 	}
 	defer res.Body.Close()
 	var body struct {
@@ -296,20 +313,17 @@ func Readycheck(ctx context.Context, addr string, w io.Writer) int {
 		Error  ErrorDetail `json:"error"`
 	}
 	if err := json.NewDecoder(io.LimitReader(res.Body, 64<<10)).Decode(&body); err != nil {
-		fmt.Fprintln(w, "/readyz answered HTTP", res.StatusCode, "without a readable body")
-		return 1
+		return false, fmt.Sprint("/readyz answered HTTP ", res.StatusCode, " without a readable body")
 	}
 	if res.StatusCode == http.StatusOK && body.Status == "ready" {
-		fmt.Fprintln(w, "ready")
-		return 0
+		return true, "ready"
 	}
 	msg := body.Error.Message
 	if msg == "" {
 		msg = fmt.Sprintf("not ready (HTTP %d)", res.StatusCode)
 	}
 	// One line: errors.Join puts each failing application on its own.
-	fmt.Fprintln(w, strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " "))
-	return 1
+	return false, strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
 }
 
 // LoopbackAddr turns a listen address (":8000") into a dialable loopback one.

@@ -13,7 +13,8 @@ import (
 )
 
 // Readycheck prints exactly one line, the readiness message of a real
-// /readyz (joined errors on one line), and exits 0 only when ready.
+// /readyz (joined errors on one line), and exits 0 only when ready;
+// Readiness, which the gateway's console uses, gives the same line.
 func TestReadycheck(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -59,6 +60,11 @@ func TestReadycheck(t *testing.T) {
 			}
 			if got := out.String(); strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, tc.want) {
 				t.Errorf("printed %q, want one line starting %q", got, tc.want)
+			}
+			// The gateway's console asks the same way and shows the same line.
+			ready, line := toolkit.Readiness(context.Background(), http.DefaultClient, "http://"+addr+"/readyz")
+			if ready != (tc.wantCode == 0) || line+"\n" != out.String() {
+				t.Errorf("Readiness = %v %q, Readycheck printed %q", ready, line, out.String())
 			}
 		})
 	}

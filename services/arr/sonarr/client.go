@@ -127,9 +127,6 @@ type Client struct {
 // NewClient wraps an arrapi client configured for Sonarr.
 func NewClient(api *arrapi.Client) *Client { return &Client{api: api} }
 
-// API returns the underlying base client (status, health, commands).
-func (c *Client) API() *arrapi.Client { return c.api }
-
 // AllSeries calls GET /series.
 func (c *Client) AllSeries(ctx context.Context) ([]Series, error) {
 	var s []Series

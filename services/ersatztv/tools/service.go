@@ -103,14 +103,6 @@ func detect(ctx context.Context, keyed, plain *upstream.Client, set Settings, lo
 	}
 }
 
-// New returns a service over an existing client, for tests.
-func New(set Settings, c *client.Client, log *slog.Logger) *Service {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Service{set: set, c: c, log: log}
-}
-
 // Mode is the API the service speaks.
 func (s *Service) Mode() client.Mode { return s.c.Mode() }
 

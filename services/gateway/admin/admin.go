@@ -54,12 +54,19 @@ type PinStore interface {
 	Pending() []pins.Change
 	PendingChange(service, tool string) (pins.Change, bool)
 	Accept(service, tool, hash string) error
+	Reject(service, tool, hash string) error
 }
 
 // PinRecorder, when the Events value also implements it, learns of every
 // accepted pin (the gateway audits it and refreshes the service at once).
 type PinRecorder interface {
 	PinAccepted(service, tool, hash, by string)
+}
+
+// PinRejectRecorder, when the Events value also implements it, learns of
+// every rejected pin (the gateway audits it).
+type PinRejectRecorder interface {
+	PinRejected(service, tool, hash, by string)
 }
 
 // DecisionRecorder, when the Events value also implements it, records who
@@ -101,7 +108,8 @@ type PinReply struct {
 	Pending PinChange `json:"pending"`
 }
 
-// PinAccepted is the body of POST /admin/pins/{service}/{tool}/accept.
+// PinAccepted is the body of POST /admin/pins/{service}/{tool}/accept and
+// of …/reject.
 type PinAccepted struct {
 	Service string `json:"service"`
 	Tool    string `json:"tool"`
@@ -153,6 +161,10 @@ type handler struct {
 	tickets TicketStore
 	pins    PinStore
 	events  Events
+	// explainer answers POST /admin/explain (WithExplainer).
+	explainer Explainer
+	// catalog answers GET /admin/endpoints and POST /admin/refresh
+	// (WithCatalog).
 	catalog Catalog
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -183,7 +195,9 @@ func NewHandler(token []byte, t TicketStore, p PinStore, ev Events, logger *slog
 	h.route("POST", "/admin/tickets/{id}/deny", h.decide("denied", t.Deny))
 	h.route("GET", "/admin/pins", h.listPins)
 	h.route("GET", "/admin/pins/{service}/{tool}", h.showPin)
-	h.route("POST", "/admin/pins/{service}/{tool}/accept", h.acceptPin)
+	h.route("POST", "/admin/pins/{service}/{tool}/accept", h.pinDecision("accepted"))
+	h.route("POST", "/admin/pins/{service}/{tool}/reject", h.pinDecision("rejected"))
+	h.route("POST", "/admin/explain", h.explain)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, toolerr.NotFound, "no such admin endpoint")
 	})
@@ -330,7 +344,13 @@ func (h *handler) showPin(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, PinReply{Pending: PinChange{Change: c, Diff: pins.Diff(c)}})
 }
 
-func (h *handler) acceptPin(w http.ResponseWriter, r *http.Request) {
+// pinDecision accepts or rejects the pending definition the operator
+// reviewed, named by its hash.
+func (h *handler) pinDecision(decision string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { h.decidePin(w, r, decision) }
+}
+
+func (h *handler) decidePin(w http.ResponseWriter, r *http.Request, decision string) {
 	service, tool, ok := pinNames(w, r)
 	if !ok {
 		return
@@ -354,7 +374,11 @@ func (h *handler) acceptPin(w http.ResponseWriter, r *http.Request) {
 			by = n
 		}
 	}
-	err := h.pins.Accept(service, tool, hash)
+	apply, verb := h.pins.Accept, "accepted"
+	if decision == "rejected" {
+		apply, verb = h.pins.Reject, "rejected"
+	}
+	err := apply(service, tool, hash)
 	switch {
 	case err == nil:
 	case errors.Is(err, pins.ErrNoChange):
@@ -365,17 +389,21 @@ func (h *handler) acceptPin(w http.ResponseWriter, r *http.Request) {
 		if c, found := h.pins.PendingChange(service, tool); found {
 			now = " (now " + c.Current + ")"
 		}
-		h.log.Warn("pin accept refused: the pending definition changed", "service", service, "tool", tool, "by", by, "reviewed", hash)
+		h.log.Warn("pin decision refused: the pending definition changed", "decision", decision, "service", service, "tool", tool, "by", by, "reviewed", hash)
 		writeError(w, http.StatusConflict, toolerr.Forbidden, fmt.Sprintf(
-			"the pending definition of %s/%s is not %s%s; nothing was accepted — review it again with pins show", service, tool, hash, now))
+			"the pending definition of %s/%s is not %s%s; nothing was %s — review it again with pins show", service, tool, hash, now, verb))
 		return
 	default:
-		h.log.Error("pin accept failed", "service", service, "tool", tool, "by", by, "error", err)
+		h.log.Error("pin decision failed", "decision", decision, "service", service, "tool", tool, "by", by, "error", err)
 		writeError(w, http.StatusInternalServerError, toolerr.Internal, "internal error")
 		return
 	}
-	h.log.Info("pin accepted", "service", service, "tool", tool, "hash", hash, "by", by)
-	if rec, ok := h.events.(PinRecorder); ok {
+	h.log.Info("pin "+verb, "service", service, "tool", tool, "hash", hash, "by", by)
+	if decision == "rejected" {
+		if rec, ok := h.events.(PinRejectRecorder); ok {
+			rec.PinRejected(service, tool, hash, by)
+		}
+	} else if rec, ok := h.events.(PinRecorder); ok {
 		rec.PinAccepted(service, tool, hash, by)
 	}
 	writeJSON(w, http.StatusOK, PinAccepted{Service: service, Tool: tool, Hash: hash})

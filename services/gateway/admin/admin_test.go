@@ -465,6 +465,9 @@ func (failingPins) PendingChange(string, string) (pins.Change, bool) { return pi
 func (failingPins) Accept(string, string, string) error {
 	return errors.New("save pins: open /secret/path: disk full")
 }
+func (failingPins) Reject(string, string, string) error {
+	return errors.New("save pins: open /secret/path: disk full")
+}
 
 func TestPinAcceptFailureIsInternal(t *testing.T) {
 	h, err := NewHandler([]byte(testToken), tickets.NewStore(nil, 1, 0), failingPins{}, nil, slog.New(slog.DiscardHandler))

@@ -30,7 +30,11 @@ const Usage = `usage:
   pins list                         definitions withheld because they changed, each with its diff
   pins show SERVICE TOOL            one withheld definition in full, with its diff
   pins accept SERVICE TOOL HASH     accept the definition you reviewed (HASH as list/show print it)
+  pins reject SERVICE TOOL HASH     keep the definition you reviewed withheld and stop asking about it
                                     TOOL is @instructions for a service's instructions
+  policy explain --client NAME [--user USER [--role ROLE]] [--endpoint /mcp/NAME] [--json] TOOL [ARGS]
+                                    what a call of TOOL with ARGS (a JSON object) would meet: the
+                                    decision, its reason and reason id, and whether a person is asked
   endpoints list [--refresh]        per client token, the endpoints (/mcp/<name>) that show it tools
                                     (--refresh: read every service's tools again first)`
 
@@ -88,7 +92,11 @@ func (c *CLI) Run(ctx context.Context, args []string) error {
 	case "pins show":
 		return c.showPin(ctx, args[2:])
 	case "pins accept":
-		return c.acceptPin(ctx, args[2:])
+		return c.decidePin(ctx, "accept", args[2:])
+	case "pins reject":
+		return c.decidePin(ctx, "reject", args[2:])
+	case "policy explain":
+		return c.explainCmd(ctx, args[2:])
 	case "endpoints list":
 		return c.listEndpoints(ctx, args[2:])
 	}
@@ -300,6 +308,11 @@ func printPin(out io.Writer, p PinChange, full bool) error {
 	fmt.Fprintf(out, "%s %s changed\n", display(p.Service), what)
 	fmt.Fprintf(out, "  pinned:  %s\n  pending: %s\n", cell(p.Pinned), cell(p.Current))
 	fmt.Fprintf(out, "  accept:  gateway pins accept %s %s %s\n", display(p.Service), display(p.Tool), display(p.Current))
+	if p.Rejected {
+		fmt.Fprintln(out, "  rejected: you rejected this definition; it stays withheld (accept it to offer it after all)")
+	} else {
+		fmt.Fprintf(out, "  reject:  gateway pins reject %s %s %s\n", display(p.Service), display(p.Tool), display(p.Current))
+	}
 	if p.Diff != "" {
 		fmt.Fprintln(out, "Diff (pinned → pending):")
 		writeLines(out, p.Diff)
@@ -319,15 +332,19 @@ func writeLines(out io.Writer, text string) {
 	}
 }
 
-func (c *CLI) acceptPin(ctx context.Context, args []string) error {
-	service, tool, err := pinArgs("pins accept", args, 3)
+func (c *CLI) decidePin(ctx context.Context, verb string, args []string) error {
+	service, tool, err := pinArgs("pins "+verb, args, 3)
 	if err != nil {
 		return err
 	}
 	pos, _, _ := parseArgs(args, nil, nil)
-	path := "/admin/pins/" + url.PathEscape(service) + "/" + url.PathEscape(tool) + "/accept"
+	path := "/admin/pins/" + url.PathEscape(service) + "/" + url.PathEscape(tool) + "/" + verb
 	var reply PinAccepted
 	if err := c.do(ctx, http.MethodPost, path, acceptBody{Hash: pos[2]}, &reply); err != nil {
+		return err
+	}
+	if verb == "reject" {
+		_, err = fmt.Fprintf(c.out(), "rejected %s of %s/%s; it stays withheld until the service changes it again\n", display(reply.Hash), display(reply.Service), display(reply.Tool))
 		return err
 	}
 	_, err = fmt.Fprintf(c.out(), "accepted %s of %s/%s; it is offered from the next refresh\n", display(reply.Hash), display(reply.Service), display(reply.Tool))

@@ -41,9 +41,6 @@ type EndpointList struct {
 	Clients []ClientEndpoints `json:"clients"`
 }
 
-// Option configures NewHandler.
-type Option func(*handler)
-
 // WithCatalog serves GET /admin/endpoints and POST /admin/refresh.
 func WithCatalog(c Catalog) Option { return func(h *handler) { h.catalog = c } }
 

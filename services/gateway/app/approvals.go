@@ -9,18 +9,21 @@ import (
 	"github.com/toolgate/toolgate/services/gateway/admin"
 	"github.com/toolgate/toolgate/services/gateway/approvals"
 	"github.com/toolgate/toolgate/services/gateway/audit"
+	"github.com/toolgate/toolgate/services/gateway/console"
 	"github.com/toolgate/toolgate/services/gateway/notify"
 	"github.com/toolgate/toolgate/services/gateway/tickets"
 )
 
 // buildApprovals assembles the admin listener (the admin API under
-// /admin/, the approval page under /approvals/) and the notifications, and
+// /admin/, the approval page under /approvals/; buildConsole adds the
+// console under /console/, the listener's home) and the notifications, and
 // returns what the router calls when a ticket starts waiting. refresh
 // re-reads a service after an operator accepted one of its pins; cat
 // answers the admin API's endpoint listing.
 func (g *Gateway) buildApprovals(cfg Config, auditLog *audit.Logger, o Options, refresh func(service string), cat *endpointCatalog) (func(tickets.Ticket), error) {
 	events := &ticketEvents{metrics: g.Metrics, audit: auditLog, now: o.Now, refresh: refresh}
-	api, err := admin.NewHandler(cfg.AdminToken, g.Tickets, g.Pins, events, o.Logger, admin.WithCatalog(cat))
+	g.events, g.explainer = events, &explainer{}
+	api, err := admin.NewHandler(cfg.AdminToken, g.Tickets, g.Pins, events, o.Logger, admin.WithExplainer(g.explainer), admin.WithCatalog(cat))
 	if err != nil {
 		return nil, fmt.Errorf("gateway: admin: %w", err)
 	}
@@ -33,9 +36,9 @@ func (g *Gateway) buildApprovals(cfg Config, auditLog *audit.Logger, o Options, 
 	mux := http.NewServeMux()
 	mux.Handle("/admin/", api)
 	mux.Handle(approvals.Prefix, g.Page)
-	mux.Handle("GET /{$}", http.RedirectHandler(approvals.Prefix, http.StatusSeeOther))
+	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusSeeOther))
 	mux.Handle("/", api) // the API's JSON 404 and 401 for everything else
-	g.Admin = mux
+	g.Admin, g.adminMux = mux, mux
 
 	hc := o.NotifyHTTPClient
 	if hc == nil {

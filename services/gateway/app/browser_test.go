@@ -32,7 +32,7 @@ type noteNeedsAPerson struct{ policy.Engine }
 
 func (p noteNeedsAPerson) Decide(ctx context.Context, in policy.Input) (policy.Decision, error) {
 	if in.Tool == "demo_note_touch" {
-		return policy.Decision{Decision: policy.Confirm, Reason: "notes need a person in this test", Approval: approval.Human, TTLSeconds: 600}, nil
+		return policy.Decision{Decision: policy.Confirm, Reason: "notes need a person in this test", ReasonID: "needs_person:note", Approval: approval.Human, TTLSeconds: 600}, nil
 	}
 	return p.Engine.Decide(ctx, in)
 }

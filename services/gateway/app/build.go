@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/services/gateway/auth"
 	"github.com/toolgate/toolgate/services/gateway/backend"
 	"github.com/toolgate/toolgate/services/gateway/catalog"
+	"github.com/toolgate/toolgate/services/gateway/console"
 	"github.com/toolgate/toolgate/services/gateway/metrics"
 	"github.com/toolgate/toolgate/services/gateway/notify"
 	"github.com/toolgate/toolgate/services/gateway/openapi"
@@ -96,6 +97,15 @@ type Config struct {
 	// be written together (lines about writes and tickets never wait);
 	// Close writes whatever waits. Zero writes every line at once.
 	AuditBatch time.Duration
+	// AuditFile, when set, keeps the audit lines in the data volume too,
+	// bounded: at AuditFileMax bytes the file becomes its one predecessor
+	// (AuditFile + ".1") and a new one starts. The console reads both on
+	// start.
+	AuditFile    string
+	AuditFileMax int64
+	// ConsoleEntries is how many calls the operator console keeps in
+	// memory (console.DefaultEntries when zero).
+	ConsoleEntries int
 	// Sessions bounds the MCP sessions of clients (zero fields: defaults).
 	Sessions sessions.Config
 }
@@ -118,9 +128,21 @@ type Gateway struct {
 	// admin token); Notifier tells people a ticket waits.
 	Page     *approvals.Page
 	Notifier *notify.Notifier
+	// Console is the operator console beside the approval page, and
+	// Window the audit trail it shows (both nil without an admin token).
+	Console *console.Console
+	Window  *console.Window
 
-	backends []*backend.Backend
-	audit    *audit.Logger
+	backends  []*backend.Backend
+	audit     *audit.Logger
+	auditFile *audit.File
+	// stopTap ends the console's reading of the audit tap.
+	stopTap context.CancelFunc
+	// adminMux serves the admin listener; explainer answers the admin
+	// API's and the console's questions once the router is built.
+	adminMux  *http.ServeMux
+	explainer *explainer
+	events    *ticketEvents
 }
 
 // Options carry the process-level dependencies of Build.
@@ -177,14 +199,22 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	if err != nil {
 		return nil, err
 	}
+	var g *Gateway
 	defer func() {
 		if err != nil {
 			ticketStore.Close()
+			// What the console started: the tap's reader and the file.
+			if g != nil && g.stopTap != nil {
+				g.stopTap()
+			}
+			if g != nil && g.auditFile != nil {
+				g.auditFile.Close()
+			}
 		}
 	}()
 	sessionCfg := cfg.Sessions
 	sessionCfg.Now = o.Now
-	g := &Gateway{
+	g = &Gateway{
 		Tickets:  ticketStore,
 		Pins:     pinStore,
 		Metrics:  metrics.New(),
@@ -194,11 +224,44 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	if err = g.Metrics.WatchSessions(sessionFigures(g.Sessions)); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	auditLog := audit.New(o.Audit)
+	sink := o.Audit
+	if len(cfg.AdminToken) > 0 {
+		// The console's window starts with what the trail on disk holds;
+		// it is read before anything is written to it.
+		g.Window = console.NewWindow(cfg.ConsoleEntries)
+		if cfg.AuditFile != "" {
+			if err = g.Window.Load(cfg.AuditFile); err != nil {
+				return nil, fmt.Errorf("gateway: %s: %w", EnvAuditFile, err)
+			}
+			if n := g.Window.Skipped(); n > 0 {
+				o.Logger.Warn("console: audit file lines that could not be read were skipped", "lines", n)
+			}
+		}
+	}
+	if cfg.AuditFile != "" {
+		max := cfg.AuditFileMax
+		if max == 0 {
+			max = audit.DefaultFileMax
+		}
+		if g.auditFile, err = audit.OpenFile(cfg.AuditFile, max); err != nil {
+			return nil, fmt.Errorf("gateway: %s: %w", EnvAuditFile, err)
+		}
+		sink = audit.Tee(o.Audit, g.auditFile)
+	}
+	auditLog := audit.New(sink)
 	if cfg.AuditBatch > 0 {
-		auditLog = audit.NewBuffered(o.Audit, cfg.AuditBatch)
+		auditLog = audit.NewBuffered(sink, cfg.AuditBatch)
 	}
 	g.audit = auditLog
+	if g.Window != nil {
+		// The tap never holds up a call: lines that find it full are only
+		// counted (the file and stdout still get them).
+		tap := make(chan audit.Tapped, tapSize)
+		auditLog.Tap(tap)
+		tapCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		g.stopTap = stop
+		go g.Window.Run(tapCtx, tap)
+	}
 	// Backends and the admin API refresh services through r; the router
 	// they refresh is built after them.
 	r := &lazyRefresh{}
@@ -256,6 +319,15 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	authn, err := auth.NewAuthenticator(clients, cfg.AllowedOrigins, users, o.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	if g.explainer != nil {
+		tokens := cfg.Tokens
+		g.explainer.set(g.Router, authn, func() *auth.Tokens { return tokens })
+	}
+	if g.Window != nil {
+		if err = g.buildConsole(cfg, o); err != nil {
+			return nil, err
+		}
 	}
 	mux := http.NewServeMux()
 	mcp := authn.Middleware(g.Router.Handler())
@@ -368,6 +440,12 @@ func (g *Gateway) Close() error {
 	errs = append(errs, g.Tickets.Close())
 	// Last: the servers have stopped, so every line there will be is here.
 	errs = append(errs, g.audit.Close())
+	if g.auditFile != nil {
+		errs = append(errs, g.auditFile.Close())
+	}
+	if g.stopTap != nil {
+		g.stopTap()
+	}
 	return errors.Join(errs...)
 }
 
@@ -405,6 +483,15 @@ func (e *ticketEvents) record(t tickets.Ticket, decision, reason string) {
 		Service: t.Service, Tool: t.Tool, TicketID: t.ID, ArgsDigest: t.ArgsDigest,
 		Decision: decision, Approval: t.Approval, Reason: reason, Outcome: decision,
 		Sync: true,
+	})
+}
+
+// PinRejected records a rejected pin; the definition stays withheld, so
+// there is nothing to refresh.
+func (e *ticketEvents) PinRejected(service, tool, hash, by string) {
+	e.audit.Log(audit.Record{
+		Time: e.now().UTC(), Event: audit.EventPin, Service: service, Tool: tool,
+		Reason: "rejected " + hash + " by " + by, Outcome: "rejected", Sync: true,
 	})
 }
 

@@ -40,8 +40,10 @@ const Usage = `usage: gateway [serve]                 run the gateway (configure
        gateway approval-key SERVICE     print SERVICE's own approval key, derived from TOOLGATE_APPROVAL_KEY_FILE
                                         (the file the service's TOOLGATE_APPROVAL_KEY_FILE names; install.sh writes them)
        gateway approvals list|show|approve|deny …   decide tickets that need a person (admin API)
-       gateway pins list|show SERVICE TOOL|accept SERVICE TOOL HASH
-                                        review and accept changed tool definitions and instructions (admin API)
+       gateway pins list|show SERVICE TOOL|accept SERVICE TOOL HASH|reject SERVICE TOOL HASH
+                                        review, accept or reject changed tool definitions and instructions (admin API)
+       gateway policy explain --client NAME [--user USER [--role ROLE]] [--endpoint /mcp/NAME] [--json] TOOL [ARGS]
+                                        what a call would meet: decision, reason, reason id, whether a person is asked (admin API)
        gateway endpoints list [--refresh]
                                         per client token, the endpoints that show it tools (admin API; install.sh prints them)
        gateway stdio                    bridge stdin/stdout to the gateway for desktop MCP clients
@@ -115,7 +117,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		fmt.Fprintf(stdout, "%s\n", key)
 		return nil
-	case "approvals", "pins", "endpoints":
+	case "approvals", "pins", "policy", "endpoints":
 		l := config.FromEnv()
 		base := l.String(EnvAdminURL, "http://127.0.0.1:8081")
 		token := l.Secret(EnvAdminToken)

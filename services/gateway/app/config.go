@@ -12,7 +12,9 @@ import (
 
 	"github.com/toolgate/toolgate/internal/config"
 	"github.com/toolgate/toolgate/services/gateway/approvals"
+	"github.com/toolgate/toolgate/services/gateway/audit"
 	"github.com/toolgate/toolgate/services/gateway/auth"
+	"github.com/toolgate/toolgate/services/gateway/console"
 	"github.com/toolgate/toolgate/services/gateway/sessions"
 )
 
@@ -49,6 +51,9 @@ const (
 	EnvRefreshInterval    = "TOOLGATE_REFRESH_INTERVAL"
 	EnvLogLevel           = "TOOLGATE_LOG_LEVEL"
 	EnvAuditBatch         = "TOOLGATE_AUDIT_BATCH"
+	EnvAuditFile          = "TOOLGATE_AUDIT_FILE"
+	EnvAuditFileMax       = "TOOLGATE_AUDIT_FILE_MAX_BYTES"
+	EnvConsoleEntries     = "TOOLGATE_CONSOLE_ENTRIES"
 	EnvSessionsPerClient  = "TOOLGATE_SESSIONS_PER_CLIENT"
 	EnvSessionsMax        = "TOOLGATE_SESSIONS_MAX"
 	EnvInitializeRate     = "TOOLGATE_INITIALIZE_PER_MINUTE"
@@ -84,6 +89,9 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		ServiceConcurrency: l.Int(EnvServiceConcurrency, 16, 1, 1024),
 		RefreshInterval:    l.Duration(EnvRefreshInterval, time.Minute),
 		AuditBatch:         l.Duration(EnvAuditBatch, 200*time.Millisecond),
+		AuditFile:          l.String(EnvAuditFile, ""),
+		AuditFileMax:       int64(l.Int(EnvAuditFileMax, audit.DefaultFileMax, audit.MinFileMax, 1<<30)),
+		ConsoleEntries:     l.Int(EnvConsoleEntries, console.DefaultEntries, 100, 100_000),
 		Sessions: sessions.Config{
 			PerClient:            l.Int(EnvSessionsPerClient, sessions.DefaultPerClient, 1, 10_000),
 			Total:                l.Int(EnvSessionsMax, sessions.DefaultTotal, 1, 100_000),

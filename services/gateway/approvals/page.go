@@ -159,6 +159,16 @@ func New(cfg Config, deps Deps) (*Page, error) {
 
 // ServeHTTP serves the page with its security headers on every answer.
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !p.Protect(w, r) {
+		return
+	}
+	p.mux.ServeHTTP(w, r)
+}
+
+// Protect sets the security headers the admin listener's pages share (no
+// script, no frames, nothing cached) and refuses a POST a browser says
+// came from another site. It returns false when it has answered.
+func (p *Page) Protect(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
 	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Frame-Options", "DENY")
@@ -172,9 +182,36 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && !sameOrigin(r) {
 		p.deps.Logger.Warn("approval page: cross-site POST refused", "path", r.URL.Path, "remote", r.RemoteAddr)
 		p.render(w, http.StatusForbidden, "message.html", message{Title: "Refused", Text: "This request came from another site."})
-		return
+		return false
 	}
-	p.mux.ServeHTTP(w, r)
+	return true
+}
+
+// Session is a person signed in to the admin listener's pages.
+type Session struct {
+	// Approver is who signed in: AdminName for the admin token.
+	Approver string
+	// CSRF is the token every form of the session carries.
+	CSRF string
+}
+
+// Admin reports whether the admin token signed in (not an approver's).
+func (s Session) Admin() bool { return s.Approver == AdminName }
+
+// SignedIn returns the signed-in person, or sends a browser's GET to sign
+// in (and back) and answers anything else 401.
+func (p *Page) SignedIn(w http.ResponseWriter, r *http.Request) (Session, bool) {
+	s, ok := p.session(w, r)
+	if !ok {
+		return Session{}, false
+	}
+	return Session{Approver: s.approver, CSRF: s.csrf}, true
+}
+
+// ValidForm reads a POSTed form (bounded) and reports whether it carries
+// the session's CSRF token; a form that cannot be read is answered.
+func (p *Page) ValidForm(w http.ResponseWriter, r *http.Request, s Session) bool {
+	return p.form(w, r) && validCSRF(r.PostForm.Get("csrf"), s.CSRF)
 }
 
 // Link returns an absolute, signed, single-use link to t's page for a
@@ -435,12 +472,18 @@ func (p *Page) form(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// cookie is a page cookie: HttpOnly, SameSite=Strict, limited to the page,
+// cookie is a page cookie: HttpOnly, SameSite=Strict, limited to the page
+// (the session cookie to the admin listener's pages),
 // Secure when the page is reached over TLS (directly or, as BaseURL says,
 // through a TLS proxy). maxAge < 0 deletes it.
 func (p *Page) cookie(r *http.Request, name, value string, maxAge time.Duration) *http.Cookie {
+	path := Prefix
+	if name == sessionCookie {
+		// The console beside the page shares its sign-in.
+		path = "/"
+	}
 	c := &http.Cookie{
-		Name: name, Value: value, Path: Prefix, HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Name: name, Value: value, Path: path, HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil || strings.HasPrefix(p.baseURL, "https://"),
 	}
 	if maxAge < 0 {
@@ -467,10 +510,10 @@ func validCSRF(got, want string) bool {
 	return got != "" && want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
-var nextPath = regexp.MustCompile(`^/approvals/(ticket/[A-Za-z0-9_-]{1,64})?$`)
+var nextPath = regexp.MustCompile(`^/approvals/(ticket/[A-Za-z0-9_-]{1,64})?$|^/console/[A-Za-z0-9/_?=&%.:+-]{0,512}$`)
 
-// safeNext allows only the page's own list and ticket pages as a target
-// after sign-in, never another site.
+// safeNext allows only the page's own list and ticket pages and the
+// console's pages as a target after sign-in, never another site.
 func safeNext(next string) string {
 	if nextPath.MatchString(next) {
 		return next

@@ -182,7 +182,7 @@ func TestSessionCookieIsHttpOnlyStrictAndSecureOverTLS(t *testing.T) {
 			if session == nil {
 				t.Fatalf("no session cookie: %v", resp.Header["Set-Cookie"])
 			}
-			if !session.HttpOnly || session.SameSite != http.SameSiteStrictMode || session.Path != "/approvals/" || session.Secure != tc.wantSecure {
+			if !session.HttpOnly || session.SameSite != http.SameSiteStrictMode || session.Path != "/" || session.Secure != tc.wantSecure {
 				t.Errorf("session cookie %+v", session)
 			}
 			if len(session.Value) < 40 {
@@ -381,14 +381,19 @@ func TestHostilePreviewIsShownAsText(t *testing.T) {
 	}
 }
 
-func TestSignInGoesOnlyToThisPage(t *testing.T) {
-	for _, next := range []string{"https://evil.example/", "//evil.example", "/admin/tickets", "/approvals/ticket/../../x", "javascript:alert(1)"} {
+func TestSignInGoesOnlyToThisPageOrTheConsole(t *testing.T) {
+	for _, next := range []string{"https://evil.example/", "//evil.example", "/admin/tickets", "/approvals/ticket/../../x", "javascript:alert(1)",
+		"/console", "/console/\\evil.example", "/console/ <script>", "/consolex/", "/console/" + strings.Repeat("a", 600)} {
 		if got := safeNext(next); got != Prefix {
 			t.Errorf("safeNext(%q) = %q", next, got)
 		}
 	}
-	if got := safeNext("/approvals/ticket/tkt_abc"); got != "/approvals/ticket/tkt_abc" {
-		t.Errorf("ticket page refused: %q", got)
+	// The console beside the page shares the sign-in and comes back to
+	// the view that sent the browser to it.
+	for _, ok := range []string{"/approvals/ticket/tkt_abc", "/console/", "/console/activity?client=openwebui&class=refused", "/console/activity/12"} {
+		if got := safeNext(ok); got != ok {
+			t.Errorf("safeNext(%q) = %q", ok, got)
+		}
 	}
 }
 

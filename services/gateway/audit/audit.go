@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -31,15 +32,28 @@ const maxField = 1024
 
 // Record is one audit event. Empty fields are omitted from the line.
 type Record struct {
-	Time       time.Time
-	Event      string // EventDecision, EventOutcome, EventTicket or EventPin
-	Client     string
-	User       string
-	UserRole   string
-	Service    string
-	Tool       string
-	Decision   string
-	Reason     string
+	Time     time.Time
+	Event    string // EventDecision, EventOutcome, EventTicket or EventPin
+	Client   string
+	User     string
+	UserRole string
+	// Endpoint is the MCP endpoint the call was admitted on ("/mcp",
+	// "/mcp/sonarr", "/mcp/discover"); an OpenAPI call names its
+	// service's.
+	Endpoint string
+	Service  string
+	Tool     string
+	// Phase is what the call was: PhaseRead, PhasePreview (a write
+	// without confirm), PhaseConfirm, or PhaseApply (a low-risk write
+	// applied without a ticket); "" when it was refused before its
+	// arguments were read.
+	Phase    string
+	Decision string
+	Reason   string
+	// ReasonID is the stable id of Reason (the policy's reason_id, or
+	// the admission step's refusal), for grouping: Reason's words may
+	// change, ReasonID does not.
+	ReasonID   string
 	Approval   approval.Kind
 	TicketID   string
 	ArgsDigest string
@@ -49,7 +63,18 @@ type Record struct {
 	// Sync writes this line, and every line before it, before Log
 	// returns, even on a buffered Logger (writes, tickets). Not written.
 	Sync bool
+	// Args are the call's canonical arguments. Not written: only a tap
+	// (the operator console) receives them, beside the line.
+	Args []byte
 }
+
+// Phases of a call.
+const (
+	PhaseRead    = "read"
+	PhasePreview = "preview"
+	PhaseConfirm = "confirm"
+	PhaseApply   = "apply"
+)
 
 // Logger writes Records to an io.Writer. It is safe for concurrent use.
 // Every Write call carries whole lines only: one line for an unbuffered
@@ -66,6 +91,33 @@ type Logger struct {
 	interval time.Duration
 	timer    *time.Timer
 	closed   bool
+
+	// tap, when set, receives every line without waiting (Tap).
+	tap     chan<- Tapped
+	dropped atomic.Int64
+}
+
+// Tapped is one audit line as a record: exactly what the line says
+// (every field as written, so Parse of the line gives the same record)
+// plus the call's arguments (Args), which never reach the sink. The tap
+// gets the record rather than the line so its reader need not decode
+// what was just encoded.
+type Tapped struct {
+	Record
+}
+
+// Tap hands every line logged from now on to ch as well. Log never waits
+// for ch: a line that finds it full is only counted (Dropped), so a slow
+// reader costs the calls nothing; the sink still gets every line. Call
+// Tap before the Logger is used.
+func (l *Logger) Tap(ch chan<- Tapped) { l.tap = ch }
+
+// Dropped is how many lines the tap missed because its channel was full.
+func (l *Logger) Dropped() int64 {
+	if l == nil {
+		return 0
+	}
+	return l.dropped.Load()
 }
 
 // New returns a Logger that writes each record to w at once.
@@ -100,23 +152,34 @@ func (l *Logger) Log(r Record) {
 	if math.IsNaN(r.DurationMS) || math.IsInf(r.DurationMS, 0) {
 		r.DurationMS = 0 // JSON cannot carry them; keep the rest of the record
 	}
-	b := appendLine(make([]byte, 0, 384), line{
+	ln := line{
 		Time:       r.Time.UTC().Format(time.RFC3339Nano),
 		Event:      clean(r.Event),
 		Client:     clean(r.Client),
 		User:       clean(r.User),
 		UserRole:   clean(r.UserRole),
+		Endpoint:   clean(r.Endpoint),
 		Service:    clean(r.Service),
 		Tool:       clean(r.Tool),
+		Phase:      clean(r.Phase),
 		Decision:   clean(r.Decision),
 		Reason:     clean(r.Reason),
+		ReasonID:   clean(r.ReasonID),
 		Approval:   clean(string(r.Approval)),
 		TicketID:   clean(r.TicketID),
 		ArgsDigest: clean(r.ArgsDigest),
 		DurationMS: r.DurationMS,
 		Outcome:    clean(r.Outcome),
 		Bytes:      r.Bytes,
-	})
+	}
+	b := appendLine(make([]byte, 0, 384), ln)
+	if l.tap != nil {
+		select {
+		case l.tap <- Tapped{Record: ln.record(r.Time, r.Args)}:
+		default:
+			l.dropped.Add(1)
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.buffered || l.closed {
@@ -216,4 +279,14 @@ func clean(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// record is the Record a line says, at t, with args beside it.
+func (l line) record(t time.Time, args []byte) Record {
+	return Record{
+		Time: t.UTC(), Event: l.Event, Client: l.Client, User: l.User, UserRole: l.UserRole, Endpoint: l.Endpoint,
+		Service: l.Service, Tool: l.Tool, Phase: l.Phase, Decision: l.Decision, Reason: l.Reason,
+		ReasonID: l.ReasonID, Approval: approval.Kind(l.Approval), TicketID: l.TicketID, ArgsDigest: l.ArgsDigest,
+		DurationMS: l.DurationMS, Outcome: l.Outcome, Bytes: l.Bytes, Args: args,
+	}
 }

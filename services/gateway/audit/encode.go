@@ -37,6 +37,14 @@ func appendLine(b []byte, l line) []byte {
 		b = append(b, `,"bytes":`...)
 		b = strconv.AppendInt(b, int64(l.Bytes), 10)
 	}
+	for _, f := range [...]struct {
+		key, v string
+	}{{`,"endpoint":`, l.Endpoint}, {`,"phase":`, l.Phase}, {`,"reason_id":`, l.ReasonID}} {
+		if f.v != "" {
+			b = append(b, f.key...)
+			b = appendString(b, f.v)
+		}
+	}
 	return append(b, '}')
 }
 
@@ -132,4 +140,8 @@ type line struct {
 	DurationMS float64 `json:"duration_ms,omitempty"`
 	Outcome    string  `json:"outcome,omitempty"`
 	Bytes      int     `json:"bytes,omitempty"`
+	// Added later, so after the older fields.
+	Endpoint string `json:"endpoint,omitempty"`
+	Phase    string `json:"phase,omitempty"`
+	ReasonID string `json:"reason_id,omitempty"`
 }

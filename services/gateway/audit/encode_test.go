@@ -19,7 +19,8 @@ func TestAppendLineIsJSONMarshal(t *testing.T) {
 			l := line{
 				Time: "2026-12-03T10:00:00.123456789Z", Event: s, Client: strs[(i+1)%len(strs)], User: strs[(i+2)%len(strs)],
 				UserRole: strs[(i+3)%len(strs)], Service: s, Tool: strs[(i+4)%len(strs)], Decision: strs[(i+5)%len(strs)],
-				Reason: s, Approval: strs[(i+6)%len(strs)], TicketID: strs[(i+7)%len(strs)], ArgsDigest: strs[(i+8)%len(strs)],
+				Reason: s, Endpoint: strs[(i+9)%len(strs)], Phase: strs[(i+10)%len(strs)], ReasonID: strs[(i+11)%len(strs)],
+				Approval: strs[(i+6)%len(strs)], TicketID: strs[(i+7)%len(strs)], ArgsDigest: strs[(i+8)%len(strs)],
 				DurationMS: n, Outcome: strs[(j+i)%len(strs)], Bytes: ints[(i+j)%len(ints)],
 			}
 			check(t, l)

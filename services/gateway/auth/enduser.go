@@ -118,8 +118,7 @@ func (a *Authenticator) endUser(c Client, h http.Header) (user, role, missing st
 		if len(values) == 0 || strings.TrimSpace(values[0]) == "" {
 			// Discovery goes on (OpenWebUI fetches tool lists and OpenAPI
 			// documents without a user); the router refuses every call.
-			return "", "", fmt.Sprintf(
-				"missing end-user token %s: client %s must send OpenWebUI's signed user token with every call (OpenWebUI: ENABLE_FORWARD_USER_INFO_HEADERS=true and FORWARD_USER_INFO_HEADER_JWT_SECRET)", tokenHeader, c.Name), nil
+			return "", "", missingUserToken(tokenHeader, c.Name), nil
 		}
 		if len(values) > 1 {
 			return "", "", "", &refusal{http.StatusBadRequest, "more than one end-user token"}
@@ -137,6 +136,12 @@ func (a *Authenticator) endUser(c Client, h http.Header) (user, role, missing st
 		}
 		return "", "", "", nil
 	}
+}
+
+// missingUserToken is why every call of a user=jwt client that sent no
+// user token is refused.
+func missingUserToken(header, client string) string {
+	return fmt.Sprintf("missing end-user token %s: client %s must send OpenWebUI's signed user token with every call (OpenWebUI: ENABLE_FORWARD_USER_INFO_HEADERS=true and FORWARD_USER_INFO_HEADER_JWT_SECRET)", header, client)
 }
 
 // verifyUserToken checks an OpenWebUI user token: HS256 only (alg "none",

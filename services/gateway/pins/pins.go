@@ -37,6 +37,10 @@ type Change struct {
 	PinnedDefinition json.RawMessage `json:"pinned_definition,omitempty"`
 	// CurrentDefinition is the withheld definition (canonical JSON).
 	CurrentDefinition json.RawMessage `json:"current_definition"`
+	// Rejected: an operator reviewed this very definition and rejected
+	// it. It stays withheld, as every pending change does, but no longer
+	// asks for a review; a further change asks again.
+	Rejected bool `json:"rejected,omitempty"`
 }
 
 // Errors of Accept; check them with errors.Is.
@@ -52,6 +56,8 @@ var (
 type pin struct {
 	Hash       string          `json:"hash"`
 	Definition json.RawMessage `json:"definition,omitempty"`
+	// Rejected is the hash of a changed definition an operator rejected.
+	Rejected string `json:"rejected,omitempty"`
 }
 
 // UnmarshalJSON also reads the older file format, a bare hash.
@@ -141,9 +147,39 @@ func (s *Store) Check(service, tool, hash string, definition json.RawMessage) (b
 		s.pending[key] = Change{
 			Service: service, Tool: tool, Pinned: p.Hash, Current: hash,
 			PinnedDefinition: p.Definition, CurrentDefinition: bytes.Clone(definition),
+			Rejected: p.Rejected == hash,
 		}
 		return false, nil
 	}
+}
+
+// Reject records that the operator reviewed the pending definition of a
+// tool, if its hash is hash, and does not want it: it stays withheld (the
+// accepted definition is no longer what the service offers, so neither
+// is offered) and stops asking for a review until it changes again. Accept
+// still takes it later.
+func (s *Store) Reject(service, tool, hash string) error {
+	key := service + "/" + tool
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.pending[key]
+	if !ok {
+		return ErrNoChange
+	}
+	if c.Current != hash {
+		return fmt.Errorf("%w: %s is pending", ErrHashMismatch, c.Current)
+	}
+	old := s.pins[key]
+	p := old
+	p.Rejected = hash
+	s.pins[key] = p
+	if err := s.saveLocked(); err != nil {
+		s.pins[key] = old
+		return err
+	}
+	c.Rejected = true
+	s.pending[key] = c
+	return nil
 }
 
 // Accept pins the pending definition of a tool, if its hash is hash: the

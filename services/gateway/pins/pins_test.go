@@ -355,3 +355,49 @@ func TestDiffShowsWhatChanged(t *testing.T) {
 		t.Errorf("instructions diff:\n%s", d)
 	}
 }
+
+// A rejected change stays withheld and says it was rejected, across a
+// restart; a further change asks again; Accept still takes a rejected
+// one; Reject, like Accept, needs the reviewed hash.
+func TestRejectKeepsTheChangeWithheld(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pins.json")
+	s := load(t, path)
+	check(t, s, "demo", "demo_note_touch", "sha256:a")
+	check(t, s, "demo", "demo_note_touch", "sha256:b")
+	if err := s.Reject("demo", "demo_note_touch", "sha256:c"); !errors.Is(err, pins.ErrHashMismatch) {
+		t.Fatalf("reject of a hash not reviewed: %v", err)
+	}
+	if err := s.Reject("demo", "other", "sha256:b"); !errors.Is(err, pins.ErrNoChange) {
+		t.Fatalf("reject of nothing pending: %v", err)
+	}
+	if p := s.Pending(); len(p) != 1 || p[0].Rejected {
+		t.Fatalf("before the reject: %+v", p)
+	}
+	if err := s.Reject("demo", "demo_note_touch", "sha256:b"); err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Pending(); len(p) != 1 || !p[0].Rejected || p[0].Current != "sha256:b" {
+		t.Fatalf("after the reject: %+v", p)
+	}
+	if check(t, s, "demo", "demo_note_touch", "sha256:b") {
+		t.Fatal("a rejected definition is offered")
+	}
+
+	// After a restart the gateway sees the same definition again: still
+	// rejected, still withheld.
+	r := load(t, path)
+	if check(t, r, "demo", "demo_note_touch", "sha256:b") || !r.Pending()[0].Rejected {
+		t.Fatalf("after a restart: %+v", r.Pending())
+	}
+	// The service changes it once more: that one asks for a review.
+	if check(t, r, "demo", "demo_note_touch", "sha256:c") || r.Pending()[0].Rejected {
+		t.Fatalf("a further change: %+v", r.Pending())
+	}
+	check(t, r, "demo", "demo_note_touch", "sha256:b")
+	if err := r.Accept("demo", "demo_note_touch", "sha256:b"); err != nil {
+		t.Fatal(err)
+	}
+	if !check(t, r, "demo", "demo_note_touch", "sha256:b") || len(r.Pending()) != 0 {
+		t.Fatal("an accepted, once rejected, definition is withheld")
+	}
+}

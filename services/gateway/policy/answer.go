@@ -46,7 +46,7 @@ func decisionFromResult(v any) (Decision, error) {
 	}
 	var d Decision
 	var kind string
-	for key, dst := range map[string]*string{"decision": &d.Decision, "reason": &d.Reason, "approval": &kind} {
+	for key, dst := range map[string]*string{"decision": &d.Decision, "reason": &d.Reason, "reason_id": &d.ReasonID, "approval": &kind} {
 		raw, ok := obj[key]
 		if !ok {
 			continue

@@ -224,8 +224,8 @@ func TestWhatIsRemembered(t *testing.T) {
 // policy allows exactly the input built by allow and denies deny, which
 // share their static part.
 func TestPoliciesThatReadPerCallFieldsAreEvaluatedEveryTime(t *testing.T) {
-	const allowAll = `{"decision": "allow", "reason": "r", "approval": "model", "ttl_seconds": 0}`
-	const denyAll = `{"decision": "deny", "reason": "r", "approval": "model", "ttl_seconds": 0}`
+	const allowAll = `{"decision": "allow", "reason": "r", "reason_id": "r", "approval": "model", "ttl_seconds": 0}`
+	const denyAll = `{"decision": "deny", "reason": "r", "reason_id": "r", "approval": "model", "ttl_seconds": 0}`
 	rule := func(cond string) string {
 		return header + "default decision := " + denyAll + "\n\ndecision := " + allowAll + " if {\n\t" + cond + "\n}\n"
 	}
@@ -337,7 +337,7 @@ func TestResidualDecisionsEqualFullEvaluation(t *testing.T) {
 // the full evaluation during its checks is never used again for its static
 // part.
 func TestDisagreeingResidualIsDropped(t *testing.T) {
-	const allowAll = `{"decision": "allow", "reason": "r", "approval": "model", "ttl_seconds": 0}`
+	const allowAll = `{"decision": "allow", "reason": "r", "reason_id": "r", "approval": "model", "ttl_seconds": 0}`
 	wrong, err := NewEmbedded(t.Context(), policyFS(header+"decision := "+allowAll+" if input.user != \"\"\n", nil))
 	if err != nil {
 		t.Fatal(err)

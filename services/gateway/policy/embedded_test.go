@@ -59,7 +59,7 @@ func TestNewEmbeddedRejectsBrokenPolicy(t *testing.T) {
 }
 
 func TestNewEmbeddedSkipsTestFiles(t *testing.T) {
-	fsys := policyFS(header+`decision := {"decision": "allow", "reason": "r", "approval": "model", "ttl_seconds": 0}`+"\n",
+	fsys := policyFS(header+`decision := {"decision": "allow", "reason": "r", "reason_id": "r", "approval": "model", "ttl_seconds": 0}`+"\n",
 		fstest.MapFS{
 			// Broken on purpose: loading it would fail the constructor, and
 			// its rule would conflict with decision.
@@ -81,15 +81,18 @@ func TestEmbeddedFailsClosed(t *testing.T) {
 		rego string
 		want error
 	}{
-		{"undefined", `decision := {"decision": "allow", "reason": "r", "approval": "model", "ttl_seconds": 0} if input.action == "never"`, ErrUndefined},
-		{"unknown decision", `decision := {"decision": "maybe", "reason": "r", "approval": "model", "ttl_seconds": 0}`, ErrInvalidDecision},
-		{"unknown approval", `decision := {"decision": "confirm", "reason": "r", "approval": "anyone", "ttl_seconds": 600}`, ErrInvalidDecision},
+		{"undefined", `decision := {"decision": "allow", "reason": "r", "reason_id": "r", "approval": "model", "ttl_seconds": 0} if input.action == "never"`, ErrUndefined},
+		{"unknown decision", `decision := {"decision": "maybe", "reason": "r", "reason_id": "r", "approval": "model", "ttl_seconds": 0}`, ErrInvalidDecision},
+		{"unknown approval", `decision := {"decision": "confirm", "reason": "r", "reason_id": "r", "approval": "anyone", "ttl_seconds": 600}`, ErrInvalidDecision},
 		{"not an object", `decision := "allow"`, ErrInvalidDecision},
 		{"missing reason", `decision := {"decision": "allow", "approval": "model", "ttl_seconds": 0}`, ErrInvalidDecision},
-		{"reason not a string", `decision := {"decision": "allow", "reason": 1, "approval": "model", "ttl_seconds": 0}`, ErrInvalidDecision},
-		{"fractional ttl", `decision := {"decision": "confirm", "reason": "r", "approval": "model", "ttl_seconds": 1.5}`, ErrInvalidDecision},
-		{"confirm without ttl", `decision := {"decision": "confirm", "reason": "r", "approval": "model", "ttl_seconds": 0}`, ErrInvalidDecision},
-		{"builtin error", `decision := {"decision": "allow", "reason": "r", "approval": "model", "ttl_seconds": to_number(input.tool)}`, ErrEvaluation},
+		{"reason not a string", `decision := {"decision": "allow", "reason": 1, "reason_id": "r", "approval": "model", "ttl_seconds": 0}`, ErrInvalidDecision},
+		{"missing reason id", `decision := {"decision": "allow", "reason": "r", "approval": "model", "ttl_seconds": 0}`, ErrInvalidDecision},
+		{"reason id not a string", `decision := {"decision": "allow", "reason": "r", "reason_id": ["r"], "approval": "model", "ttl_seconds": 0}`, ErrInvalidDecision},
+		{"reason id not an id", `decision := {"decision": "allow", "reason": "r", "reason_id": "Read Allowed", "approval": "model", "ttl_seconds": 0}`, ErrInvalidDecision},
+		{"fractional ttl", `decision := {"decision": "confirm", "reason": "r", "reason_id": "r", "approval": "model", "ttl_seconds": 1.5}`, ErrInvalidDecision},
+		{"confirm without ttl", `decision := {"decision": "confirm", "reason": "r", "reason_id": "r", "approval": "model", "ttl_seconds": 0}`, ErrInvalidDecision},
+		{"builtin error", `decision := {"decision": "allow", "reason": "r", "reason_id": "r", "approval": "model", "ttl_seconds": to_number(input.tool)}`, ErrEvaluation},
 		{"conflict", "decision := 1 if input.write == false\n\ndecision := 2 if input.action == \"call\"", ErrEvaluation},
 	}
 	for _, tc := range tests {

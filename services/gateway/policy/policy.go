@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
@@ -105,8 +106,12 @@ type Preview struct {
 // Decision is the policy's answer. Approval and TTLSeconds matter only for
 // Confirm; the policy always fills them so the shape is stable.
 type Decision struct {
-	Decision   string        `json:"decision"`
-	Reason     string        `json:"reason"`
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+	// ReasonID is the stable id of Reason (read, needs_person:lock,
+	// read_only_role, …; policies/authz.rego lists them), for the audit
+	// line and for grouping: the words of Reason may change, it may not.
+	ReasonID   string        `json:"reason_id"`
 	Approval   approval.Kind `json:"approval"`
 	TTLSeconds int           `json:"ttl_seconds"`
 }
@@ -119,7 +124,21 @@ type Engine interface {
 }
 
 // failClosed is returned with every error.
-var failClosed = Decision{Decision: Deny, Reason: "policy unavailable", Approval: approval.Model}
+var failClosed = Decision{Decision: Deny, Reason: "policy unavailable", ReasonID: ReasonUnavailable, Approval: approval.Model}
+
+// Reason ids of the decisions the gateway makes itself when the policy
+// cannot: the engine could not be reached, or its answer was unusable.
+const (
+	ReasonUnavailable = "policy_unavailable"
+	ReasonFailed      = "policy_failed"
+)
+
+// reasonIDPattern is the shape of a reason id: a lower-case word, and
+// after a colon what it is about (needs_person:lock, needs_person:cover.garage).
+var reasonIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(:[a-z0-9_.-]+)?$`)
+
+// maxReasonID bounds a reason id in bytes.
+const maxReasonID = 64
 
 // Stricter returns the stricter of two decisions: deny over confirm by a
 // person over confirm by the model over allow; on a tie, a. The gateway
@@ -148,7 +167,8 @@ func rank(d Decision) int {
 }
 
 // Validate reports whether d is a well-formed decision: a known decision and
-// approval value, a reason, and a positive ticket lifetime for Confirm.
+// approval value, a reason and its id, and a positive ticket lifetime for
+// Confirm.
 func Validate(d Decision) error {
 	switch d.Decision {
 	case Allow, Deny, Confirm:
@@ -162,6 +182,12 @@ func Validate(d Decision) error {
 	}
 	if d.Reason == "" {
 		return fmt.Errorf("%w: missing reason", ErrInvalidDecision)
+	}
+	if d.ReasonID == "" {
+		return fmt.Errorf("%w: missing reason_id", ErrInvalidDecision)
+	}
+	if len(d.ReasonID) > maxReasonID || !reasonIDPattern.MatchString(d.ReasonID) {
+		return fmt.Errorf("%w: reason_id %.32q is not a lower-case id such as needs_person:lock", ErrInvalidDecision, d.ReasonID)
 	}
 	if d.TTLSeconds < 0 {
 		return fmt.Errorf("%w: negative ttl_seconds", ErrInvalidDecision)

@@ -153,8 +153,8 @@ func newFakeSidecar(t *testing.T, decision string, compileStatus int, compile st
 }
 
 const (
-	allowRead    = `{"decision":"allow","reason":"read allowed","approval":"model","ttl_seconds":0}`
-	denyAnything = `{"decision":"deny","reason":"no","approval":"model","ttl_seconds":0}`
+	allowRead    = `{"decision":"allow","reason":"read allowed","reason_id":"r","approval":"model","ttl_seconds":0}`
+	denyAnything = `{"decision":"deny","reason":"no","reason_id":"r","approval":"model","ttl_seconds":0}`
 )
 
 // compiled is a Compile API answer whose queries are the Rego bodies.

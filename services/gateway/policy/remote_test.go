@@ -13,7 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/approval"
 )
 
-const validResult = `{"result":{"decision":"confirm","reason":"write needs confirmation","approval":"model","ttl_seconds":600}}`
+const validResult = `{"result":{"decision":"confirm","reason":"write needs confirmation","reason_id":"r","approval":"model","ttl_seconds":600}}`
 
 // secretMarker stands for anything the policy server might reflect; it must
 // never show up in an error.
@@ -61,7 +61,7 @@ func TestRemoteSendsInputAndReadsResult(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Decide: %v", err)
 	}
-	want := Decision{Decision: Confirm, Reason: "write needs confirmation", Approval: approval.Model, TTLSeconds: 600}
+	want := Decision{Decision: Confirm, Reason: "write needs confirmation", ReasonID: "r", Approval: approval.Model, TTLSeconds: 600}
 	if d != want {
 		t.Errorf("decision %+v, want %+v", d, want)
 	}
@@ -88,7 +88,7 @@ func TestRemoteSendsInputAndReadsResult(t *testing.T) {
 }
 
 func TestRemoteFailsClosed(t *testing.T) {
-	huge := `{"result":{"decision":"allow","reason":"` + strings.Repeat("a", MaxResponseBytes) + `","approval":"model","ttl_seconds":0}}`
+	huge := `{"result":{"decision":"allow","reason":"` + strings.Repeat("a", MaxResponseBytes) + `","reason_id":"r","approval":"model","ttl_seconds":0}}`
 	tests := []struct {
 		name    string
 		handler http.HandlerFunc
@@ -128,16 +128,16 @@ func TestRemoteFailsClosed(t *testing.T) {
 			io.WriteString(w, `{"result":"allow"}`)
 		}, ErrInvalidDecision},
 		{"unknown decision", func(w http.ResponseWriter, _ *http.Request) {
-			io.WriteString(w, `{"result":{"decision":"maybe","reason":"r","approval":"model","ttl_seconds":0}}`)
+			io.WriteString(w, `{"result":{"decision":"maybe","reason":"r","reason_id":"r","approval":"model","ttl_seconds":0}}`)
 		}, ErrInvalidDecision},
 		{"unknown approval", func(w http.ResponseWriter, _ *http.Request) {
-			io.WriteString(w, `{"result":{"decision":"confirm","reason":"r","approval":"nobody","ttl_seconds":600}}`)
+			io.WriteString(w, `{"result":{"decision":"confirm","reason":"r","reason_id":"r","approval":"nobody","ttl_seconds":600}}`)
 		}, ErrInvalidDecision},
 		{"missing fields", func(w http.ResponseWriter, _ *http.Request) {
 			io.WriteString(w, `{"result":{"decision":"allow"}}`)
 		}, ErrInvalidDecision},
 		{"fractional ttl", func(w http.ResponseWriter, _ *http.Request) {
-			io.WriteString(w, `{"result":{"decision":"confirm","reason":"r","approval":"model","ttl_seconds":1.5}}`)
+			io.WriteString(w, `{"result":{"decision":"confirm","reason":"r","reason_id":"r","approval":"model","ttl_seconds":1.5}}`)
 		}, ErrInvalidDecision},
 	}
 	for _, tc := range tests {

@@ -15,7 +15,7 @@ import (
 // every call allowed, no ticket, no person.
 const allowEverything = `package toolgate.authz
 
-decision := {"decision": "allow", "reason": "owned", "approval": "model", "ttl_seconds": 0}
+decision := {"decision": "allow", "reason": "owned", "reason_id": "r", "approval": "model", "ttl_seconds": 0}
 `
 
 // nobody is a client whose groups allow nothing, writing destructively.

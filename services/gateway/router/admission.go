@@ -80,7 +80,7 @@ func (r *Router) judge(ctx context.Context, endpoint, tool string) (admission, s
 		a.err = toolerr.New(toolerr.Forbidden, "%s", id.UserMissing)
 		return a, refusedNoUser
 	}
-	a.c = &call{e: e, id: id, start: r.deps.Now()}
+	a.c = &call{e: e, id: id, start: r.deps.Now(), endpoint: endpoint}
 	return a, ""
 }
 
@@ -94,10 +94,13 @@ func (r *Router) refuse(ctx context.Context, a admission, reason string) {
 	}
 	rec := audit.Record{
 		Time: r.deps.Now().UTC(), Event: audit.EventOutcome, Client: id.Client.Name, User: id.User, UserRole: id.UserRole,
-		Tool: a.tool, Decision: policy.Deny, Reason: reason, Outcome: outcome,
+		Endpoint: endpointPath(a.endpoint), Tool: a.tool, Decision: policy.Deny, Reason: reason, ReasonID: reason, Outcome: outcome,
 	}
 	if a.e != nil {
 		rec.Service, rec.Tool = a.e.Service, a.e.Upstream.Name
+		if !a.e.Write {
+			rec.Phase = audit.PhaseRead
+		}
 		r.deps.Metrics.ObserveCall(a.e.Service, a.e.Upstream.Name, policy.Deny, outcome, 0)
 	}
 	r.deps.Audit.Log(rec)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -40,6 +41,8 @@ type call struct {
 	force     bool
 	start     time.Time
 	decision  policy.Decision
+	// endpoint is the endpoint the call was admitted on (see admit).
+	endpoint string
 	// canonical is the arguments' canonical JSON (what argsDigest hashes,
 	// and what a read sends the service).
 	canonical []byte
@@ -85,7 +88,7 @@ func (r *Router) decide(ctx context.Context, c *call) *mcp.CallToolResult {
 	}
 	if err != nil {
 		r.log.Error("policy failed; denying", "error", err)
-		d = policy.Decision{Decision: policy.Deny, Reason: policyFailure(err)}
+		d = policy.Decision{Decision: policy.Deny, Reason: policyFailure(err), ReasonID: policyFailureID(err)}
 	}
 	c.decision = d
 	return nil
@@ -165,17 +168,40 @@ func success(body map[string]any) *mcp.CallToolResult {
 func (r *Router) record(c *call, event, outcome string, bytes int) audit.Record {
 	rec := audit.Record{
 		Time: r.deps.Now().UTC(), Event: event, Client: c.id.Client.Name, User: c.id.User, UserRole: c.id.UserRole,
-		Service: c.e.Service, Tool: c.e.Upstream.Name, Decision: c.decision.Decision,
-		Reason: c.decision.Reason, Approval: c.decision.Approval, TicketID: c.ticket,
-		ArgsDigest: c.argsDigest, Outcome: outcome, Bytes: bytes,
+		Endpoint: endpointPath(c.endpoint), Service: c.e.Service, Tool: c.e.Upstream.Name, Phase: phase(c),
+		Decision: c.decision.Decision, Reason: c.decision.Reason, ReasonID: c.decision.ReasonID,
+		Approval: c.decision.Approval, TicketID: c.ticket, ArgsDigest: c.argsDigest, Outcome: outcome, Bytes: bytes,
 		// Lines about writes reach the sink before the gateway goes on;
 		// reads may wait for the next batch.
 		Sync: c.e.Write,
 	}
 	if event == audit.EventOutcome {
 		rec.DurationMS = float64(r.deps.Now().Sub(c.start).Microseconds()) / 1000
+		// For the audit's tap (the operator console) only; never written.
+		rec.Args = c.canonical
 	}
 	return rec
+}
+
+// phase is what the call was, for the audit line.
+func phase(c *call) string {
+	switch {
+	case !c.e.Write:
+		return audit.PhaseRead
+	case c.confirm:
+		return audit.PhaseConfirm
+	case strings.HasPrefix(c.ticket, "auto_"):
+		return audit.PhaseApply
+	}
+	return audit.PhasePreview
+}
+
+// endpointPath is an endpoint as a client addresses it.
+func endpointPath(endpoint string) string {
+	if endpoint == "" {
+		return "/mcp"
+	}
+	return "/mcp/" + endpoint
 }
 
 // finish records the call. A nil res is a result passed through (c.passed).
@@ -204,6 +230,14 @@ func resContent(res *mcp.CallToolResult) []mcp.Content {
 // policyFailure is the reason given for a call refused because the policy
 // failed: an unreachable sidecar is temporary, so the client is told the
 // call may work again later rather than that it is forbidden for good.
+// policyFailureID is policyFailure's reason id.
+func policyFailureID(err error) string {
+	if errors.Is(err, policy.ErrUnavailable) {
+		return policy.ReasonUnavailable
+	}
+	return policy.ReasonFailed
+}
+
 func policyFailure(err error) string {
 	if errors.Is(err, policy.ErrUnavailable) {
 		return "the policy service is unavailable, so every call is refused until it answers again; nothing was run"

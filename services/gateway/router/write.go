@@ -49,7 +49,7 @@ func (r *Router) reconsider(ctx context.Context, c *call, facts approval.Facts) 
 	}
 	if err != nil {
 		r.log.Error("policy failed; denying", "error", err)
-		d = policy.Decision{Decision: policy.Deny, Approval: approval.Model, Reason: policyFailure(err)}
+		d = policy.Decision{Decision: policy.Deny, Approval: approval.Model, Reason: policyFailure(err), ReasonID: policyFailureID(err)}
 	}
 	if final := policy.Stricter(c.decision, d); final != c.decision {
 		c.decision = final

@@ -770,12 +770,3 @@ func (f *Fake) Rename(id, name string) {
 		e.Attributes["friendly_name"] = name
 	}
 }
-
-// SetState changes an entity's state as a device would on its own.
-func (f *Fake) SetState(id, state string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if e, ok := f.entities[id]; ok {
-		f.apply(e, state, nil)
-	}
-}

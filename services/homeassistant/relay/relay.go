@@ -98,11 +98,6 @@ var hacsReads = map[string]bool{
 	"ha_list_events": true, "ha_history": true,
 }
 
-// IsRead reports whether an upstream tool is known to only read.
-func IsRead(upstream string) bool {
-	return hacsReads[upstream] || ParseName(upstream).Kind == Read
-}
-
 // Withheld are upstream tools the relay never offers: ha_auth mints and
 // lists access tokens (a token in a result would reach the model),
 // ha_webhook lists the registered webhooks to hand their URLs out (a
