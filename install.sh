@@ -82,6 +82,26 @@ defined_profiles() {
 	sed -n 's/^[[:space:]]*profiles:[[:space:]]*\[\(.*\)\][[:space:]]*$/\1/p' "$root/compose.yaml" "$root"/compose/*.yaml |
 		tr ',' '\n' | tr -d " \t\"'" | sed '/^$/d' | sort -u
 }
+# refuse_mixes: the demo runs on its own. Its services answer to the real
+# ones' names (arr-demo as arr) against fake upstreams, so a real profile
+# beside it, or profile demo beside real services, would mix fakes and real
+# applications behind the same names. Refused before anything is written.
+refuse_mixes() {
+	local p
+	if $demo; then
+		for p in "${profiles[@]}"; do
+			die "--demo runs on its own (its services answer to the real ones' names, against fake upstreams): it cannot run beside profile $p; run ./install.sh --demo alone, or ./install.sh --profile $p without --demo; nothing was changed"
+		done
+		if $extended_given && $extended; then
+			die "--demo runs on its own and has no unraid-ssh: it cannot run with --extended; run ./install.sh --extended without --demo; nothing was changed"
+		fi
+	elif in_list demo "${asked_profiles[@]}"; then
+		if in_list demo "${profiles[@]}"; then
+			die "--profile demo starts the demo's fake upstreams under the real services' names, beside your real services: refused; for the demo run ./install.sh --demo (on its own, it stops the real services), for a real install leave --profile demo out; nothing was changed"
+		fi
+		die "profile demo, kept from the last run ($env_file), would start the demo's fakes beside your real services: refused; run ./install.sh --no-profile demo to forget it (or ./install.sh --demo for the demo alone); nothing was changed"
+	fi
+}
 in_list() { # in_list WORD LIST...: whether WORD is one of LIST
 	local w=$1 x
 	shift
@@ -89,6 +109,8 @@ in_list() { # in_list WORD LIST...: whether WORD is one of LIST
 	return 1
 }
 env_setting() { # env_setting FILE NAME: the value of NAME= in secrets/FILE (the last one)
+	# The demo is the demo: nothing of the real settings applies to it.
+	$demo && return 0
 	[ -f "$secrets_dir/$1" ] || return 0
 	sed -n "s/^[[:space:]]*$2=[[:space:]]*//p" "$secrets_dir/$1" | tail -n 1 | sed 's/^["'\'']//; s/["'\'']$//'
 }
@@ -168,6 +190,10 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+# --demo --profile demo is the demo: nothing to remember for later runs.
+if $demo && [ ${#profiles[@]} -gt 0 ]; then
+	mapfile -t profiles < <(printf '%s\n' "${profiles[@]}" | grep -vxF demo || true)
+fi
 # Absolute, from --secrets or TOOLGATE_SECRETS_DIR: .env names it for compose.
 if [ -n "$secrets_dir" ]; then
 	secrets_dir=$(cd "$(dirname "$secrets_dir")" && pwd)/$(basename "$secrets_dir")
@@ -277,6 +303,23 @@ done
 for p in "${previous_profiles[@]}"; do
 	if [ -n "$p" ] && ! in_list "$p" "${no_profiles[@]}" "${profiles[@]}"; then kept+=("--profile $p"); fi
 done
+refuse_mixes
+# Settings install.sh derives for compose: one left in the environment
+# would win over .env in every compose call (the demo's web with a real
+# web.env, say), so they come from .env alone.
+for v in COMPOSE_PROFILES COMPOSE_FILE; do
+	if [ -n "${!v:-}" ]; then say "note: $v in the environment is ignored: install.sh chooses it (.env)"; fi
+done
+unset COMPOSE_PROFILES COMPOSE_FILE TOOLGATE_WEB_SETTINGS TOOLGATE_GATEWAY_SETTINGS TOOLGATE_WEB_DEMO_ENV \
+	TOOLGATE_HA_CONFIG_DIR TOOLGATE_HA_CONFIG_MODE TOOLGATE_GID TOOLGATE_SEARXNG_DNS_1 TOOLGATE_SEARXNG_DNS_2 TOOLGATE_SEARXNG_DNS_3
+# Images are tagged per compose project (toolgate/<name>:<project>), so a
+# second checkout installed under another --project never overwrites this
+# one's images; TOOLGATE_TAG in the environment chooses another tag.
+# Exported: scripts/images.sh builds with it, and --no-build takes the
+# gateway binary from the image of that tag.
+image_tag=${TOOLGATE_TAG:-$project}
+export TOOLGATE_TAG=$image_tag
+
 if [ ${#kept[@]} -gt 0 ]; then
 	say "== kept from the last run ($env_file): ${kept[*]}"
 	say "   (options given now win; --no-publish, --no-approvals, --no-extended and --no-profile NAME turn them off)"
@@ -455,6 +498,11 @@ done
 # Client tokens are stored as hashes only: a new one is printed once, at
 # the end, and nowhere else.
 tokens=$secrets_dir/gateway/client_tokens
+# What the tokens file held before this run: a run that stops before its
+# switch, or whose switch is undone, puts it back (restore_tokens), so the
+# stack that runs keeps exactly its own tokens (the demo its demo-admin).
+tokens_before=""
+[ -f "$tokens" ] && tokens_before=$(cat "$tokens")
 minted=""
 mint_token() { # mint_token NAME GROUP [user=jwt]: a new client token in $minted, its hash line in the tokens file
 	build_gateway
@@ -468,9 +516,9 @@ mint_token() { # mint_token NAME GROUP [user=jwt]: a new client token in $minted
 has_token() { [ -f "$tokens" ] && grep -q "^sha256:[^ ]* $1 " "$tokens"; }
 
 # A real install keeps no demo credential: the demo's admin token (every
-# service, no end user, printed on a screen) goes, and the gateway is
-# restarted below so it no longer accepts it.
-demo_token_removed=false
+# service, no end user, printed on a screen) goes. The gateway follows the
+# tokens file while it runs (within a second; docs/services/gateway.md), so
+# nothing is restarted for it, and nothing depends on this run finishing.
 if ! $demo && has_token demo-admin; then
 	if $dry_run; then
 		say "would remove the demo's admin token (demo-admin) from $tokens"
@@ -478,7 +526,7 @@ if ! $demo && has_token demo-admin; then
 		remaining_tokens=$(grep -v "^sha256:[^ ]* demo-admin " "$tokens" || true)
 		# Written in place: the file keeps its owner and mode.
 		if [ -n "$remaining_tokens" ]; then printf '%s\n' "$remaining_tokens" >"$tokens"; else : >"$tokens"; fi
-		demo_token_removed=true
+		say "removed the demo's admin token (demo-admin) from $tokens: the gateway refuses it from now on"
 	fi
 fi
 first_token=""
@@ -523,11 +571,8 @@ fi
 # --- profiles ----------------------------------------------------------------
 ssh_env=$secrets_dir/unraid-ssh.env
 if $demo; then
-	# The demo's services answer to the same names as the real ones.
-	[ ${#profiles[@]} -eq 0 ] || say "note: --demo runs on its own; --profile ${profiles[*]} applies to the next run without --demo"
-	if $extended_given && $extended; then
-		say "note: the demo has no unraid-ssh; --extended applies to the next run without --demo"
-	fi
+	# The demo's services answer to the same names as the real ones; a mix
+	# was refused above (refuse_mixes).
 	profiles=(demo)
 else
 	profiles=("${asked_profiles[@]}")
@@ -569,16 +614,59 @@ if [ -n "$ha_config_dir" ] && [ -z "$(env_setting homeassistant.env HA_CONFIG_DI
 	say "note: HA_CONFIG_HOST_DIR is set but HA_CONFIG_DIR is not: the YAML tools stay off (set HA_CONFIG_DIR=/config)"
 fi
 
+# The bundled SearXNG asks its engines through the resolver the web
+# service takes (WEB_DNS, else AI_DNS, in secrets/web.env): with a broken
+# default resolver every engine would fail while the tools look fine.
+# Docker's dns setting takes IP addresses on port 53, three at most (as
+# resolv.conf does); compose/searxng-dns.yaml sets them.
+searxng_dns=()
+if $searxng; then
+	dns_var=WEB_DNS dns_value=$(env_setting web.env WEB_DNS)
+	if [ -z "$dns_value" ]; then dns_var=AI_DNS dns_value=$(env_setting web.env AI_DNS); fi
+	IFS=, read -ra dns_list <<<"$dns_value"
+	for server in "${dns_list[@]}"; do
+		server=${server//[[:space:]]/}
+		port=53
+		case $server in
+		"") continue ;;
+		\[*\]:*) port=${server##*]:} server=${server%]:*} server=${server#[} ;;
+		\[*\]) server=${server#[} server=${server%]} ;;
+		*:*:*) ;; # a bare IPv6 address
+		*:*) port=${server##*:} server=${server%:*} ;;
+		esac
+		case $server in
+		*[!0-9a-fA-F.:]* | "") die "$dns_var in $secrets_dir/web.env: $server is not an IP address; the bundled SearXNG needs the DNS servers as addresses; nothing was changed" ;;
+		esac
+		if [ "$port" != 53 ]; then
+			die "$dns_var in $secrets_dir/web.env names a DNS server on port $port: the bundled SearXNG can use DNS servers on port 53 only (Docker's dns setting has no port); use port 53, or set WEB_SEARXNG_URL to a SearXNG you run; nothing was changed"
+		fi
+		searxng_dns+=("$server")
+	done
+	if [ ${#searxng_dns[@]} -gt 3 ]; then
+		say "note: $dns_var names ${#searxng_dns[@]} DNS servers; the bundled SearXNG uses the first three (resolv.conf takes no more)"
+		searxng_dns=("${searxng_dns[@]:0:3}")
+	fi
+fi
+
 # .env is rewritten on every run: compose reads it, so a plain `docker
 # compose up` later uses the same settings, and the next run reads back the
-# settings it keeps (above).
+# settings it keeps (above). Each service's settings file is named here:
+# the demo's services get the demo's and none of secrets/ (a saved web.env
+# would point the demo's web at a real SearXNG).
 compose_files=compose.yaml
 [ -n "$publish" ] && compose_files=$compose_files:compose/publish.yaml
 [ -n "$approvals" ] && compose_files=$compose_files:compose/approvals.yaml
+[ ${#searxng_dns[@]} -gt 0 ] && compose_files=$compose_files:compose/searxng-dns.yaml
+if $demo; then
+	web_settings=compose/env/web.demo.env gateway_settings=compose/env/none.env
+else
+	web_settings=$secrets_dir/web.env gateway_settings=$secrets_dir/gateway.env
+fi
 env_content="$env_marker
 COMPOSE_PROJECT_NAME=$project
 COMPOSE_PROFILES=$profile_list
 COMPOSE_FILE=$compose_files
+TOOLGATE_TAG=$image_tag
 TOOLGATE_SECRETS_DIR=$secrets_dir
 TOOLGATE_GID=$gid
 TOOLGATE_PUBLISH=$publish
@@ -589,45 +677,139 @@ TOOLGATE_EXTENDED=$extended
 TOOLGATE_PROFILES=$(printf '%s\n' "${asked_profiles[@]}" | paste -sd, -)
 TOOLGATE_HA_CONFIG_DIR=$ha_config_dir
 TOOLGATE_HA_CONFIG_MODE=$ha_config_mode
-TOOLGATE_WEB_DEMO_ENV=$($demo && echo compose/env/web.demo.env || echo compose/env/none.env)"
-if $dry_run; then
-	printf 'would write %s:\n%s\n' "$env_file" "$env_content"
-else
-	printf '%s\n' "$env_content" >"$env_file"
-fi
+TOOLGATE_WEB_SETTINGS=$web_settings
+TOOLGATE_GATEWAY_SETTINGS=$gateway_settings
+TOOLGATE_SEARXNG_DNS_1=${searxng_dns[0]:-}
+TOOLGATE_SEARXNG_DNS_2=${searxng_dns[1]:-}
+TOOLGATE_SEARXNG_DNS_3=${searxng_dns[2]:-}"
 
-# --- images and start ----------------------------------------------------------
-if $build; then
-	say "== building images (no registry: scripts/images.sh)"
-	run scripts/images.sh
-fi
-# Exact profile switches: the containers of services whose profile is off
-# now (the demo after a real install, arr once secrets/arr.env is gone) are
-# stopped and removed before the start, so two containers never answer to
-# one name (arr-demo and arr both as arr). Only this project's service
-# containers are looked at; one-off `compose run` containers are left alone.
-if $dry_run; then
-	say "would remove the containers of services outside profiles ${profile_list:-(none)}"
-else
-	active=$(compose config --services)
-	stale=()
-	for svc in $(docker ps -a --filter "label=com.docker.compose.project=$project" --filter "label=com.docker.compose.oneoff=False" \
-		--format '{{.Label "com.docker.compose.service"}}' | sort -u); do
-		printf '%s\n' "$active" | grep -qxF "$svc" || stale+=("$svc")
-	done
-	if [ ${#stale[@]} -gt 0 ]; then
-		say "== removing containers of services no longer active: ${stale[*]}"
-		compose --profile '*' rm --stop --force "${stale[@]}"
+# --- prepare, then switch --------------------------------------------------------
+# Nothing of the running stack changes until the new one has all it needs:
+# its compose configuration validates with the new .env, its images are
+# built and the one pulled image (SearXNG) is here. Only then is .env
+# replaced and the stack switched. A switch that fails anyway puts the
+# previous stack back, with its .env and its tokens. Each failure says
+# what failed and what to do.
+next_env=$env_file.next
+prev_env=""
+if [ -f "$env_file" ] && [ "$(head -n 1 "$env_file")" = "$env_marker" ]; then prev_env=$(cat "$env_file"); fi
+
+# restore_tokens: the tokens file as it was before this run (written in
+# place, so the file keeps its owner and mode); the gateway follows it.
+restore_tokens() {
+	[ -f "$tokens" ] || return 0
+	[ "$(cat "$tokens")" = "$tokens_before" ] && return 0
+	if [ -n "$tokens_before" ]; then printf '%s\n' "$tokens_before" >"$tokens"; else : >"$tokens"; fi
+	say "the tokens file is as it was before this run ($tokens)"
+}
+# not_switched MESSAGE: a failure before the switch; nothing of the stack
+# was touched.
+not_switched() {
+	rm -f "$next_env"
+	restore_tokens
+	die "$1; the running stack, .env and the tokens were left as they were"
+}
+# searxng_hint: what to do when the bundled SearXNG cannot be had.
+searxng_hint() {
+	printf '%s' "SearXNG is the search engine behind web_search, and the one image Docker pulls: pull it where a registry is reachable and bring it here (docker save searxng/searxng:latest, then docker load on this host), or set WEB_SEARXNG_URL in $secrets_dir/web.env to a SearXNG you run (install.sh then pulls nothing; docs/services/web.md, \"Setting up SearXNG\"). Without any SearXNG set WEB_SEARXNG_URL to the one you will run later: web_fetch works, web_search answers that SearXNG is unreachable"
+}
+compose_next() { docker compose --env-file "$next_env" --project-name "$project" --project-directory "$root" "$@"; }
+
+prepare_stack() {
+	local out img missing=()
+	if $dry_run; then
+		printf 'would write %s:\n%s\n' "$env_file" "$env_content"
+		$build && run scripts/images.sh
+		say "would check the compose configuration and that every image is here (pulling SearXNG's if missing)"
+		return 0
 	fi
-fi
+	printf '%s\n' "$env_content" >"$next_env"
+	if ! out=$(compose_next config --quiet 2>&1); then
+		not_switched "the compose configuration of profiles ${profile_list:-(none)} does not validate: $(printf '%s\n' "$out" | tail -n 3 | paste -sd ' ' -)"
+	fi
+	if $build; then
+		say "== building images (no registry: scripts/images.sh), tagged $image_tag"
+		scripts/images.sh || not_switched "building the images failed (above)"
+	fi
+	for img in $(compose_next config --images 2>/dev/null | sort -u); do
+		docker image inspect "$img" >/dev/null 2>&1 || missing+=("$img")
+	done
+	for img in "${missing[@]}"; do
+		case $img in
+		toolgate/*) not_switched "image $img is missing: run ./install.sh without --no-build (scripts/images.sh builds it)" ;;
+		esac
+		say "== pulling $img (not here yet)"
+		if ! out=$(docker pull "$img" 2>&1); then
+			printf '%s\n' "$out" >&2
+			case $img in
+			*searxng*) not_switched "Docker could not pull $img: $(printf '%s\n' "$out" | tail -n 1). $(searxng_hint)" ;;
+			*) not_switched "Docker could not pull $img: $(printf '%s\n' "$out" | tail -n 1)" ;;
+			esac
+		fi
+	done
+	mv "$next_env" "$env_file"
+}
 
-say "== starting; waiting until every container is healthy"
-run compose up -d --wait --wait-timeout 180
-if $demo_token_removed; then
-	say "removed the demo's admin token (demo-admin) from $tokens; restarting the gateway so it is refused"
-	run compose restart gateway
+# switch_stack: exact profile switches, then the start. The containers of
+# services whose profile is off now (the demo after a real install, arr
+# once secrets/arr.env is gone) are stopped and removed before the start,
+# so two containers never answer to one name (arr-demo and arr both as
+# arr). Only this project's service containers are looked at; one-off
+# `compose run` containers are left alone.
+switch_stack() {
+	local active svc stale=()
+	if $dry_run; then
+		say "would remove the containers of services outside profiles ${profile_list:-(none)}"
+	else
+		active=$(compose config --services)
+		for svc in $(docker ps -a --filter "label=com.docker.compose.project=$project" --filter "label=com.docker.compose.oneoff=False" \
+			--format '{{.Label "com.docker.compose.service"}}' | sort -u); do
+			printf '%s\n' "$active" | grep -qxF "$svc" || stale+=("$svc")
+		done
+		if [ ${#stale[@]} -gt 0 ]; then
+			say "== removing containers of services no longer active: ${stale[*]}"
+			compose --profile '*' rm --stop --force "${stale[@]}" || return 1
+		fi
+	fi
+	say "== starting; waiting until every container is healthy"
 	run compose up -d --wait --wait-timeout 180
+}
+
+# switch_failed: say which containers did not come up and how to look, put
+# the previous stack back when one ran (same project, .env of install.sh),
+# and stop.
+switch_failed() {
+	local bad
+	bad=$(compose ps -a --format '{{.Service}}: {{.Status}}' 2>/dev/null | grep -v '(healthy)' | sed 's/^/  /' || true)
+	printf 'install.sh: the switch to profiles %s failed: compose could not start every container (its error is above).\n' "web${profile_list:+,$profile_list}" >&2
+	[ -z "$bad" ] || printf 'Not healthy:\n%s\n' "$bad" >&2
+	printf 'Look at why with: docker compose --project-name %s logs SERVICE (docs/troubleshooting.md).\n' "$project" >&2
+	case $bad in *searxng*) printf '%s.\n' "$(searxng_hint)" >&2 ;; esac
+	if ! $was_running || [ -z "$prev_env" ] || [ "$(printf '%s\n' "$prev_env" | sed -n 's/^COMPOSE_PROJECT_NAME=//p')" != "$project" ]; then
+		restore_tokens
+		die "no earlier stack of project $project to go back to: fix the cause and run ./install.sh again (./install.sh --down stops what started)"
+	fi
+	if [ "$prev_env" = "$env_content" ]; then
+		# The same settings as before: nothing to go back to but this.
+		restore_tokens
+		die "the settings are those of the last run, so there is no other stack to go back to: fix the cause and run ./install.sh again"
+	fi
+	say "== putting the previous stack back"
+	printf '%s\n' "$prev_env" >"$env_file"
+	restore_tokens
+	profile_list=$(printf '%s\n' "$prev_env" | sed -n 's/^COMPOSE_PROFILES=//p')
+	if switch_stack; then
+		die "the previous stack (profiles web${profile_list:+,$profile_list}) runs again, with its .env and tokens; fix the cause and run ./install.sh again"
+	fi
+	die "the previous stack (profiles web${profile_list:+,$profile_list}) did not start either: see docker compose --project-name $project ps, fix the cause and run ./install.sh again"
+}
+
+was_running=false
+if ! $dry_run && [ -n "$(docker ps -q --filter "label=com.docker.compose.project=$project" --filter "label=com.docker.compose.oneoff=False")" ]; then
+	was_running=true
 fi
+prepare_stack
+switch_stack || switch_failed
 
 # --- readiness -----------------------------------------------------------------
 # Healthy means the process serves; ready means its upstream answers and
@@ -703,28 +885,66 @@ may_use() {
 		case $allowed in *" * "* | *" $s "*) echo "$s" ;; esac
 	done
 }
+# Which endpoints show each client token tools, asked of the running
+# gateway after the switch (`gateway endpoints list --refresh`: it reads
+# every service's tools again first, then lists per client what its own
+# tools/list shows): an endpoint whose service has nothing configured
+# behind it (/mcp/radarr with only Sonarr set) is not printed. Lines of
+# CLIENT GROUPS ENDPOINT TOOLS in $listed; when the gateway cannot be
+# asked, $listed_ok stays false and the endpoints the policy's groups allow
+# are printed instead, said so.
+listed="" listed_ok=false
+ask_endpoints() {
+	local out="" _
+	$dry_run && return 0
+	for _ in 1 2 3 4 5; do
+		if out=$(compose exec -T gateway /app endpoints list --refresh 2>&1); then
+			listed=$(printf '%s\n' "$out" | awk 'NR > 1 && NF == 4')
+			listed_ok=true
+			return 0
+		fi
+		# Only a gateway not listening yet is worth waiting for.
+		case $out in *"cannot reach the admin API"*) sleep 2 ;; *) break ;; esac
+	done
+	say "note: could not ask the gateway which endpoints have tools ($(printf '%s\n' "$out" | tail -n 1)); listing the endpoints of the services each group may use instead"
+}
+client_endpoints() { # client_endpoints NAME: the endpoints that show client NAME tools
+	printf '%s\n' "$listed" | awk -v c="$1" '$1 == c && $4 > 0 { print $3 }'
+}
+listed_clients() { # listed_clients: every client the gateway listed, with its groups
+	printf '%s\n' "$listed" | awk 'NF == 4 && !seen[$1]++ { print $1, $2 }'
+}
 # print_token NAME GROUP TOKEN LINE...: a new token (this is the one place
-# it is shown), what it is for, and the endpoints its group may use.
+# it is shown), what it is for, and the endpoints that show it tools.
 print_token() {
-	local name=$1 group=$2 token=$3 line e allowed denied
+	local name=$1 group=$2 token=$3 line e allowed denied all
 	shift 3
 	say ""
 	say "Client token $name, group $group (shown once; it is stored only as a hash):"
 	say "  $token"
 	for line in "$@"; do say "  $line"; done
-	mapfile -t allowed < <(may_use "$group")
-	say "  Its MCP URLs (the services group $group may use; /mcp/discover finds their tools on demand):"
-	for e in $(endpoints_of "${allowed[@]}") discover; do say "    http://gateway:8080/mcp/$e"; done
+	if $listed_ok; then
+		mapfile -t allowed < <(client_endpoints "$name")
+		mapfile -t all < <(printf '%s\n' "$listed" | awk 'NF == 4 && $4 > 0 { print $3 }' | sort -u)
+		say "  Its MCP URLs (the endpoints with tools for it; /mcp/discover finds them on demand):"
+	else
+		# shellcheck disable=SC2046 # one service name a word
+		mapfile -t allowed < <(endpoints_of $(may_use "$group") | tr ' ' '\n')
+		mapfile -t all < <(endpoints_of "${services[@]}" | tr ' ' '\n')
+		say "  Its MCP URLs (the services group $group may use; /mcp/discover finds their tools on demand):"
+	fi
+	for e in "${allowed[@]}" discover; do [ -n "$e" ] && say "    http://gateway:8080/mcp/$e"; done
 	denied=()
-	for e in "${services[@]}"; do
+	for e in "${all[@]}"; do
+		[ -n "$e" ] || continue
 		printf '%s\n' "${allowed[@]}" | grep -qxF "$e" || denied+=("$e")
 	done
 	if [ ${#denied[@]} -gt 0 ]; then
-		# shellcheck disable=SC2046 # one endpoint name a word
-		say "  Not for this token (they would list no tools): $(printf '/mcp/%s ' $(endpoints_of "${denied[@]}"))"
+		say "  Not for this token (they would list no tools): $(printf '/mcp/%s ' "${denied[@]}")"
 	fi
 }
 
+ask_endpoints
 say ""
 if [ "$not_ready" -gt 0 ]; then
 	say "toolgate is up, but $not_ready service(s) are not ready (see readiness above): fix the setting each names"
@@ -736,7 +956,14 @@ say "MCP URLs (Streamable HTTP) are reachable from containers on the $network ne
 [ -n "$publish" ] && say "On this host the same paths are under http://$publish/mcp/…"
 [ -n "$approvals" ] && say "Console: http://$approvals/ (activity, what waits for you, services, why a decision; docs/console.md)"
 [ -n "$approvals" ] && say "Approval page: http://$approvals/approvals/ (sign in with $secrets_dir/gateway/admin_token)"
-if [ -z "$first_token$demo_token" ]; then
+if [ -z "$first_token$demo_token" ] && $listed_ok; then
+	say "The endpoints with tools for each client token ($tokens), as http://gateway:8080/mcp/<name>:"
+	while read -r c g; do
+		list=$(client_endpoints "$c" | paste -sd ' ' -)
+		say "  $c (groups $g): ${list:-none (its groups allow none of the running services)}"
+	done < <(listed_clients)
+	say "  every service, found on demand: http://gateway:8080/mcp/discover"
+elif [ -z "$first_token$demo_token" ]; then
 	for e in $(endpoints_of "${services[@]}"); do say "  one service:   http://gateway:8080/mcp/$e"; done
 	say "  every service, found on demand: http://gateway:8080/mcp/discover"
 	say "A client sees only what its token's groups may use (policies/data/toolgate/groups.json)."

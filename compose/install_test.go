@@ -18,13 +18,28 @@ import (
 // fakeDocker stands in for the docker CLI so install.sh runs here without
 // an engine: it logs every call, answers `compose config --services` with
 // FAKE_ACTIVE, `ps` (the project's containers) with FAKE_PS, `compose ps`
-// with FAKE_RUNNING, and `compose exec SVC /app readycheck` with
-// FAKE_READY_<SVC> (exit 1 unless "ready").
+// with FAKE_RUNNING, `compose exec SVC /app readycheck` with
+// FAKE_READY_<SVC> (exit 1 unless "ready"), and `compose exec gateway /app
+// endpoints list` with FAKE_ENDPOINTS (CLIENT GROUPS ENDPOINT TOOLS lines;
+// unset: the gateway cannot be asked). The failures of a switch:
+// FAKE_CONFIG_ERROR fails `compose config --quiet`, FAKE_MISSING names the
+// images `image inspect` does not find among `compose config --images`
+// (FAKE_IMAGES), FAKE_PULL_ERROR fails `pull`, FAKE_UP_ERROR fails the
+// run's first `compose up`; `compose ps -a --format …` answers FAKE_STATUS.
 const fakeDocker = `#!/usr/bin/env bash
 printf '%s\n' "$*" >>"$FAKE_LOG"
+if [ -n "${COMPOSE_PROFILES:-}" ]; then echo "environment: COMPOSE_PROFILES=$COMPOSE_PROFILES" >>"$FAKE_LOG"; fi
 case $1 in
 info) exit 0 ;;
 ps) printf '%s\n' $FAKE_PS; exit 0 ;;
+image)
+	for m in ${FAKE_MISSING:-}; do [ "$3" = "$m" ] && exit 1; done
+	exit 0
+	;;
+pull)
+	if [ -n "${FAKE_PULL_ERROR:-}" ]; then printf '%s\n' "$FAKE_PULL_ERROR" >&2; exit 1; fi
+	exit 0
+	;;
 compose)
 	shift
 	while [ $# -gt 0 ]; do
@@ -34,9 +49,28 @@ compose)
 		esac
 	done
 	case $1 in
-	config) printf '%s\n' $FAKE_ACTIVE ;;
-	ps) printf '%s\n' $FAKE_RUNNING ;;
+	config)
+		case $2 in
+		--services) printf '%s\n' $FAKE_ACTIVE ;;
+		--images) printf '%s\n' ${FAKE_IMAGES:-} ;;
+		--quiet) if [ -n "${FAKE_CONFIG_ERROR:-}" ]; then printf '%s\n' "$FAKE_CONFIG_ERROR" >&2; exit 1; fi ;;
+		esac
+		;;
+	ps) if [ "$2" = -a ]; then printf '%s\n' "${FAKE_STATUS:-}"; else printf '%s\n' $FAKE_RUNNING; fi ;;
+	up)
+		if [ -n "${FAKE_UP_ERROR:-}" ] && [ ! -e "$FAKE_LOG.up-failed" ]; then
+			: >"$FAKE_LOG.up-failed"
+			printf '%s\n' "$FAKE_UP_ERROR" >&2
+			exit 1
+		fi
+		;;
 	exec)
+		if [ "$5" = endpoints ]; then
+			# The gateway's endpoint listing; unset: no gateway to ask.
+			[ -n "${FAKE_ENDPOINTS:-}" ] || { echo "service \"gateway\" is not running" >&2; exit 1; }
+			printf 'CLIENT  GROUPS  ENDPOINT  TOOLS\n%s\n' "$FAKE_ENDPOINTS"
+			exit 0
+		fi
 		var=FAKE_READY_${3//-/_}
 		msg=${!var:-ready}
 		printf '%s\n' "$msg"
@@ -69,7 +103,7 @@ func standIn(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"install.sh", "go.mod", "go.sum", "internal", "services", "policies", "scripts", "secrets.example", "compose/.build",
-		"compose.yaml", "compose/toolgate.yaml", "compose/publish.yaml", "compose/approvals.yaml"} {
+		"compose.yaml", "compose/toolgate.yaml", "compose/publish.yaml", "compose/approvals.yaml", "compose/searxng-dns.yaml", "compose/env"} {
 		abs, err := filepath.Abs(filepath.Join("..", name))
 		if err != nil {
 			t.Fatal(err)
@@ -107,6 +141,7 @@ func tryInstall(t *testing.T, dir string, fake map[string]string, args ...string
 	}
 	logFile, envFile := filepath.Join(dir, "docker.log"), filepath.Join(dir, ".env")
 	_ = os.Remove(logFile)
+	_ = os.Remove(logFile + ".up-failed")
 	cmd := exec.Command(filepath.Join(dir, "install.sh"), append([]string{"--no-build"}, args...)...)
 	// Nothing from this shell's environment: install.sh reads TOOLGATE_*.
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(e string) bool {
@@ -274,7 +309,7 @@ func TestInstallSwitchesAndReadiness(t *testing.T) {
 			t.Errorf("install.sh did not print %q:\n%s", want, r.out)
 		}
 	}
-	for _, notExec := range []string{"exec -T gateway", "exec -T policy", "exec -T searxng"} {
+	for _, notExec := range []string{"exec -T gateway /app readycheck", "exec -T policy", "exec -T searxng"} {
 		if strings.Contains(r.log, notExec) {
 			t.Errorf("install.sh ran %q: that container has no readiness of its own", notExec)
 		}
@@ -651,8 +686,7 @@ func TestInstallDemoTokens(t *testing.T) {
 	}
 
 	// A real install afterwards removes the demo's admin token, keeps the
-	// file's other lines and its mode, and restarts the gateway so the
-	// token is refused; the next run has nothing to remove.
+	// file's other lines and its mode; the next run has nothing to remove.
 	path := filepath.Join(dir, "secrets", "gateway", "client_tokens")
 	before, err := os.Stat(path)
 	if err != nil {
@@ -673,10 +707,12 @@ func TestInstallDemoTokens(t *testing.T) {
 	if strings.TrimSpace(string(after)) != strings.Join(want, "\n") || len(want) != 1 || st.Mode() != before.Mode() {
 		t.Errorf("after a real install the tokens file (mode %v, was %v) reads:\n%s\nwant only:\n%s", st.Mode(), before.Mode(), after, strings.Join(want, "\n"))
 	}
-	if !strings.Contains(r.log, "restart gateway") || !strings.Contains(r.out, "removed the demo's admin token") {
-		t.Errorf("the gateway was not restarted, or the removal not said:\n%s\n%s", r.out, r.log)
+	// The gateway follows the file (services/gateway/auth.TokenFile):
+	// nothing is restarted for it, so nothing hangs on this run finishing.
+	if strings.Contains(r.log, "restart") || !strings.Contains(r.out, "removed the demo's admin token") {
+		t.Errorf("the gateway was restarted, or the removal not said:\n%s\n%s", r.out, r.log)
 	}
-	if r := runInstall(t, dir, nil); strings.Contains(r.log, "restart gateway") || strings.Contains(r.out, "demo-admin") {
+	if r := runInstall(t, dir, nil); strings.Contains(r.log, "restart") || strings.Contains(r.out, "demo-admin") {
 		t.Errorf("a second real install removed something again:\n%s\n%s", r.out, r.log)
 	}
 }
@@ -975,5 +1011,434 @@ func TestInstallSecretsDirFromEnvironment(t *testing.T) {
 	r = runInstall(t, dir, map[string]string{"TOOLGATE_SECRETS_DIR": fromEnv}, "--secrets", fromFlag)
 	if r.env["TOOLGATE_SECRETS_DIR"] != fromFlag {
 		t.Errorf("--secrets with TOOLGATE_SECRETS_DIR set: .env TOOLGATE_SECRETS_DIR=%q, want %q", r.env["TOOLGATE_SECRETS_DIR"], fromFlag)
+	}
+}
+
+// install.sh prints the endpoints the running gateway says show each
+// token tools (gateway endpoints list --refresh, asked after the switch),
+// not every endpoint of every running service: with only Sonarr set up,
+// no /mcp/radarr or /mcp/prowlarr, which would list no tools. A re-run
+// lists each client's endpoints. When the gateway cannot be asked it
+// says so and falls back to the services the groups may use.
+func TestInstallPrintsOnlyEndpointsWithTools(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "secrets"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "secrets", "arr.env"), []byte("SONARR_URL=https://sonarr.lan\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake := map[string]string{
+		"FAKE_RUNNING":   "gateway policy web arr searxng",
+		"FAKE_ENDPOINTS": "openwebui  users  sonarr  12\nopenwebui  users  web  3\nnas-box  nas  web  3\nkiosk  nobody  -  0",
+	}
+	r := runInstall(t, dir, fake)
+	if !regexp.MustCompile(`(?m)^compose .* exec -T gateway /app endpoints list --refresh$`).MatchString(r.log) {
+		t.Errorf("install.sh did not ask the gateway for its endpoints:\n%s", r.log)
+	}
+	if up, ask := strings.Index(r.log, " up -d"), strings.Index(r.log, "endpoints list"); ask < up {
+		t.Error("the endpoints were asked for before the switch")
+	}
+	tok := printedTokens(t, r.out)["openwebui"]
+	if want := []string{"discover", "sonarr", "web"}; !slices.Equal(tok.endpoints, want) {
+		t.Errorf("openwebui's URLs %v, want %v:\n%s", tok.endpoints, want, r.out)
+	}
+	for _, gone := range []string{"/mcp/radarr", "/mcp/prowlarr", "/mcp/arr"} {
+		if strings.Contains(r.out, gone) {
+			t.Errorf("install.sh prints %s, which lists no tools:\n%s", gone, r.out)
+		}
+	}
+
+	// A re-run prints no token: each client's endpoints instead.
+	r = runInstall(t, dir, fake)
+	for _, want := range []string{"  openwebui (groups users): sonarr web", "  nas-box (groups nas): web", "  kiosk (groups nobody): none", "http://gateway:8080/mcp/discover"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("the re-run does not print %q:\n%s", want, r.out)
+		}
+	}
+	if strings.Contains(r.out, "radarr") || strings.Contains(r.out, "prowlarr") {
+		t.Errorf("the re-run prints endpoints without tools:\n%s", r.out)
+	}
+
+	// No gateway to ask: said, and the groups' services printed.
+	delete(fake, "FAKE_ENDPOINTS")
+	r = runInstall(t, dir, fake)
+	if !strings.Contains(r.out, "could not ask the gateway which endpoints have tools (service \"gateway\" is not running)") || !strings.Contains(r.out, "one service:   http://gateway:8080/mcp/sonarr") {
+		t.Errorf("without the gateway's listing install.sh does not say so or falls back wrongly:\n%s", r.out)
+	}
+}
+
+// composeConfig renders the stand-in repo dir's compose project as the
+// real `docker compose config` does with the .env install.sh wrote there
+// (its COMPOSE_FILE and COMPOSE_PROFILES); it skips without compose v2.
+func composeConfig(t *testing.T, dir string) map[string]renderedService {
+	t.Helper()
+	if exec.Command("docker", "compose", "version").Run() != nil {
+		t.Skip("no docker compose v2 here")
+	}
+	cmd := exec.Command("docker", "compose", "--env-file", ".env", "config", "--format", "json")
+	cmd.Dir = dir
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(e string) bool {
+		return strings.HasPrefix(e, "TOOLGATE_") || strings.HasPrefix(e, "COMPOSE_")
+	})
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("docker compose config: %v\n%s", err, stderr.String())
+	}
+	var cfg struct {
+		Services map[string]renderedService `json:"services"`
+	}
+	if err := json.Unmarshal(out, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Services
+}
+
+// renderedService is what the tests read of `docker compose config`.
+type renderedService struct {
+	Image       string            `json:"image"`
+	Environment map[string]string `json:"environment"`
+	DNS         []string          `json:"dns"`
+}
+
+// The demo is the demo: no real setting applies to it. A saved web.env
+// (another SearXNG, a LAN resolver), gateway.env (notifications, an
+// approval URL) and homeassistant.env (a configuration directory that is
+// not there) change nothing in the demo, as compose itself renders it;
+// the same files do apply to the real install.
+func TestInstallDemoTakesNoRealSetting(t *testing.T) {
+	dir := t.TempDir()
+	secrets := filepath.Join(dir, "secrets")
+	if err := os.MkdirAll(secrets, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for f, content := range map[string]string{
+		"web.env":           "WEB_SEARXNG_URL=http://searxng.lan:8080\nWEB_DNS=192.168.1.1\n",
+		"gateway.env":       "TOOLGATE_NOTIFY_WEBHOOK_URL=https://hooks.lan/toolgate\nTOOLGATE_APPROVAL_URL=https://approve.lan\n",
+		"homeassistant.env": "HA_CONFIG_HOST_DIR=" + filepath.Join(dir, "not-there") + "\nHA_CONFIG_DIR=/config\n",
+	} {
+		if err := os.WriteFile(filepath.Join(secrets, f), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runInstall(t, dir, nil, "--demo", "--approvals", "127.0.0.1:18081")
+	for k, want := range map[string]string{
+		"COMPOSE_PROFILES": "demo", "TOOLGATE_WEB_SETTINGS": "compose/env/web.demo.env", "TOOLGATE_GATEWAY_SETTINGS": "compose/env/none.env",
+		"TOOLGATE_HA_CONFIG_DIR": "", "TOOLGATE_SEARXNG_DNS_1": "", "TOOLGATE_APPROVAL_URL": "http://127.0.0.1:18081",
+	} {
+		if r.env[k] != want {
+			t.Errorf("demo: .env %s=%q, want %q", k, r.env[k], want)
+		}
+	}
+	svcs := composeConfig(t, dir)
+	web, gw := svcs["web"].Environment, svcs["gateway"].Environment
+	if web["WEB_SEARXNG_URL"] != "http://searxng-demo:8080" || web["WEB_DNS"] != "" {
+		t.Errorf("the demo's web runs with WEB_SEARXNG_URL=%q WEB_DNS=%q, want the demo's fake and no DNS of yours", web["WEB_SEARXNG_URL"], web["WEB_DNS"])
+	}
+	if gw["TOOLGATE_NOTIFY_WEBHOOK_URL"] != "" || gw["TOOLGATE_APPROVAL_URL"] != "http://127.0.0.1:18081" {
+		t.Errorf("the demo's gateway takes gateway.env: %v", gw)
+	}
+
+	// The real install takes them all (and refuses the missing directory).
+	if r, err := tryInstall(t, dir, nil); err == nil || !strings.Contains(r.stderr, "HA_CONFIG_HOST_DIR") {
+		t.Fatalf("the real install did not check homeassistant.env: %v\n%s", err, r.stderr)
+	}
+	if err := os.Remove(filepath.Join(secrets, "homeassistant.env")); err != nil {
+		t.Fatal(err)
+	}
+	r = runInstall(t, dir, nil)
+	if r.env["TOOLGATE_WEB_SETTINGS"] != filepath.Join(secrets, "web.env") || r.env["TOOLGATE_GATEWAY_SETTINGS"] != filepath.Join(secrets, "gateway.env") {
+		t.Errorf("real: .env names %q and %q", r.env["TOOLGATE_WEB_SETTINGS"], r.env["TOOLGATE_GATEWAY_SETTINGS"])
+	}
+	svcs = composeConfig(t, dir)
+	if web := svcs["web"].Environment; web["WEB_SEARXNG_URL"] != "http://searxng.lan:8080" || web["WEB_DNS"] != "192.168.1.1" {
+		t.Errorf("the real web does not take web.env: %v", web)
+	}
+	if gw := svcs["gateway"].Environment; gw["TOOLGATE_NOTIFY_WEBHOOK_URL"] != "https://hooks.lan/toolgate" {
+		t.Errorf("the real gateway does not take gateway.env: %v", gw)
+	}
+}
+
+// The demo runs on its own: --profile demo on a real install, a real
+// profile or --extended beside --demo, and a profile demo kept from an
+// earlier run are refused, saying why and what to run, before anything is
+// written or started. --demo --profile demo is just the demo.
+func TestInstallRefusesToMixDemoAndRealProfiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--profile", "demo"}, "--profile demo starts the demo's fake upstreams under the real services' names"},
+		{[]string{"--profile", "arr", "--profile", "demo"}, "for the demo run ./install.sh --demo"},
+		{[]string{"--demo", "--profile", "arr"}, "--demo runs on its own (its services answer to the real ones' names, against fake upstreams): it cannot run beside profile arr"},
+		{[]string{"--demo", "--extended"}, "it cannot run with --extended"},
+	} {
+		r, err := tryInstall(t, dir, nil, tc.args...)
+		if err == nil || !strings.Contains(r.stderr, tc.says) || !strings.Contains(r.stderr, "nothing was changed") {
+			t.Errorf("install.sh %v: %v, want refused saying %q:\n%s%s", tc.args, err, tc.says, r.out, r.stderr)
+		}
+		if strings.Contains(r.log, "compose") {
+			t.Errorf("install.sh %v ran compose before refusing:\n%s", tc.args, r.log)
+		}
+		for _, f := range []string{".env", "secrets"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				t.Errorf("install.sh %v wrote %s before refusing", tc.args, f)
+			}
+		}
+	}
+
+	r := runInstall(t, dir, nil, "--demo", "--profile", "demo")
+	if r.env["COMPOSE_PROFILES"] != "demo" || r.env["TOOLGATE_PROFILES"] != "" {
+		t.Errorf("--demo --profile demo: COMPOSE_PROFILES=%q TOOLGATE_PROFILES=%q, want the demo and nothing kept", r.env["COMPOSE_PROFILES"], r.env["TOOLGATE_PROFILES"])
+	}
+
+	// A .env of an earlier install.sh, which took --profile demo with a
+	// warning and kept it.
+	envFile := filepath.Join(dir, ".env")
+	b, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(envFile, []byte(strings.Replace(string(b), "\nTOOLGATE_PROFILES=\n", "\nTOOLGATE_PROFILES=frigate,demo\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := tryInstall(t, dir, nil); err == nil || !strings.Contains(r.stderr, "profile demo, kept from the last run") || !strings.Contains(r.stderr, "--no-profile demo") {
+		t.Errorf("a kept profile demo: %v\n%s", err, r.stderr)
+	}
+	r = runInstall(t, dir, nil, "--no-profile", "demo")
+	if p := strings.Split(r.env["COMPOSE_PROFILES"], ","); slices.Contains(p, "demo") || !slices.Contains(p, "frigate") || r.env["TOOLGATE_PROFILES"] != "frigate" {
+		t.Errorf("--no-profile demo: COMPOSE_PROFILES=%q TOOLGATE_PROFILES=%q", r.env["COMPOSE_PROFILES"], r.env["TOOLGATE_PROFILES"])
+	}
+
+	// COMPOSE_PROFILES in the environment would win over .env in every
+	// compose call: ignored, and said.
+	r = runInstall(t, dir, map[string]string{"COMPOSE_PROFILES": "arr"}, "--demo")
+	if !strings.Contains(r.out, "COMPOSE_PROFILES in the environment is ignored") || r.env["COMPOSE_PROFILES"] != "demo" || strings.Contains(r.log, "environment: COMPOSE_PROFILES") {
+		t.Errorf("COMPOSE_PROFILES=arr with --demo:\n%s", r.out)
+	}
+}
+
+// dockerPullNoHost is Docker's own error for a pull on a host whose
+// resolver cannot find the registry (the issue's SearXNG case).
+const dockerPullNoHost = `Error response from daemon: Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io on 127.0.0.53:53: no such host`
+
+// A switch is prepared before anything of the running stack changes: the
+// compose configuration, the images built here, the SearXNG image pulled.
+// A failure there says what failed and what to do (for SearXNG: bring the
+// image, or WEB_SEARXNG_URL), and leaves the demo that runs as it was:
+// its containers (nothing removed, nothing started), its .env and its
+// demo-admin token.
+func TestInstallPreparesBeforeItSwitches(t *testing.T) {
+	demoRunning := "gateway policy web arr-demo fakes demo"
+	cases := []struct {
+		name string
+		fake map[string]string
+		says []string
+	}{
+		{name: "SearXNG cannot be pulled", fake: map[string]string{
+			"FAKE_IMAGES": "toolgate/gateway:toolgate toolgate/arr:toolgate searxng/searxng:latest", "FAKE_MISSING": "searxng/searxng:latest",
+			"FAKE_PULL_ERROR": dockerPullNoHost,
+		}, says: []string{"Docker could not pull searxng/searxng:latest: " + dockerPullNoHost, "WEB_SEARXNG_URL in ", "docker load", "web_fetch works"}},
+		{name: "an image not built", fake: map[string]string{
+			"FAKE_IMAGES": "toolgate/gateway:toolgate toolgate/arr:toolgate", "FAKE_MISSING": "toolgate/arr:toolgate",
+		}, says: []string{"image toolgate/arr:toolgate is missing: run ./install.sh without --no-build"}},
+		{name: "the configuration does not validate", fake: map[string]string{
+			"FAKE_CONFIG_ERROR": `service "arr" refers to undefined secret approval_key_arr: invalid compose project`,
+		}, says: []string{"does not validate", `undefined secret approval_key_arr`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			runInstall(t, dir, nil, "--demo")
+			tokensFile := filepath.Join(dir, "secrets", "gateway", "client_tokens")
+			envBefore, _ := os.ReadFile(filepath.Join(dir, ".env"))
+			tokensBefore, _ := os.ReadFile(tokensFile)
+			if err := os.WriteFile(filepath.Join(dir, "secrets", "arr.env"), []byte("SONARR_URL=https://sonarr.lan\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			fake := map[string]string{"FAKE_PS": demoRunning, "FAKE_ACTIVE": "gateway policy web arr searxng"}
+			for k, v := range tc.fake {
+				fake[k] = v
+			}
+			r, err := tryInstall(t, dir, fake)
+			if err == nil {
+				t.Fatalf("the real install succeeded:\n%s", r.out)
+			}
+			for _, want := range tc.says {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+				}
+			}
+			if !strings.Contains(r.stderr, "the running stack, .env and the tokens were left as they were") {
+				t.Errorf("it does not say the stack was left alone:\n%s", r.stderr)
+			}
+			for _, touched := range []string{" rm ", " up ", " stop", " down"} {
+				if strings.Contains(r.log, touched) {
+					t.Errorf("the stack was touched (%q) before the switch was prepared:\n%s", touched, r.log)
+				}
+			}
+			envAfter, _ := os.ReadFile(filepath.Join(dir, ".env"))
+			tokensAfter, _ := os.ReadFile(tokensFile)
+			if string(envAfter) != string(envBefore) || string(tokensAfter) != string(tokensBefore) || !strings.Contains(string(tokensAfter), " demo-admin ") {
+				t.Errorf(".env or the tokens changed:\n%s\n--- tokens\n%s", envAfter, tokensAfter)
+			}
+			if _, err := os.Stat(filepath.Join(dir, ".env.next")); err == nil {
+				t.Error(".env.next was left behind")
+			}
+		})
+	}
+}
+
+// A switch that fails anyway (a container that does not become healthy)
+// says which and how to look, then puts the previous stack back: its .env,
+// its tokens (the demo's demo-admin again) and its containers, started with
+// them. Without an earlier stack it says so, and prints no token.
+func TestInstallFailedSwitchPutsThePreviousStackBack(t *testing.T) {
+	dir := t.TempDir()
+	runInstall(t, dir, nil, "--demo")
+	tokensFile := filepath.Join(dir, "secrets", "gateway", "client_tokens")
+	envBefore, _ := os.ReadFile(filepath.Join(dir, ".env"))
+	tokensBefore, _ := os.ReadFile(tokensFile)
+	if err := os.WriteFile(filepath.Join(dir, "secrets", "arr.env"), []byte("SONARR_URL=https://sonarr.lan\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake := map[string]string{
+		"FAKE_PS": "gateway policy web arr-demo fakes demo", "FAKE_ACTIVE": "gateway policy web arr searxng",
+		"FAKE_UP_ERROR": "dependency failed to start: container toolgate-arr-1 is unhealthy",
+		"FAKE_STATUS":   "gateway: Up 40 seconds (healthy)\narr: Up 35 seconds (unhealthy)\nsearxng: Up 35 seconds (health: starting)",
+	}
+	r, err := tryInstall(t, dir, fake)
+	if err == nil {
+		t.Fatalf("a failed switch succeeded:\n%s", r.out)
+	}
+	for _, want := range []string{"the switch to profiles web,arr,searxng failed", "  arr: Up 35 seconds (unhealthy)", "  searxng: Up 35 seconds (health: starting)",
+		"logs SERVICE", "WEB_SEARXNG_URL", "the previous stack (profiles web,demo) runs again"} {
+		if !strings.Contains(r.stderr+r.out, want) {
+			t.Errorf("install.sh does not say %q:\n%s%s", want, r.out, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "gateway: Up 40 seconds (healthy)") {
+		t.Errorf("a healthy container is named among the failed:\n%s", r.stderr)
+	}
+	ups := regexp.MustCompile(`(?m) up -d --wait`).FindAllStringIndex(r.log, -1)
+	if len(ups) != 2 {
+		t.Fatalf("want the failed start and the previous stack's start, got %d starts:\n%s", len(ups), r.log)
+	}
+	envAfter, _ := os.ReadFile(filepath.Join(dir, ".env"))
+	tokensAfter, _ := os.ReadFile(tokensFile)
+	if string(envAfter) != string(envBefore) || string(tokensAfter) != string(tokensBefore) {
+		t.Errorf("the previous .env or tokens are not back:\n%s\n--- tokens\n%s", envAfter, tokensAfter)
+	}
+
+	// A first install has nothing to go back to.
+	fresh := t.TempDir()
+	delete(fake, "FAKE_PS")
+	r, err = tryInstall(t, fresh, fake)
+	if err == nil || !strings.Contains(r.stderr, "no earlier stack of project toolgate to go back to") || strings.Contains(r.out, "tg_") {
+		t.Errorf("a failed first install: %v\n%s%s", err, r.out, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(fresh, "secrets", "gateway", "client_tokens")); strings.Contains(string(b), "sha256:") {
+		t.Errorf("a failed first install keeps a token it never printed:\n%s", b)
+	}
+}
+
+// The bundled SearXNG asks its engines through the DNS servers the web
+// service takes (WEB_DNS, else AI_DNS, in secrets/web.env), as compose
+// renders it: addresses on port 53, three at most. Another port is refused
+// before anything is written; without a setting, with another SearXNG and
+// in the demo there is nothing to set.
+func TestInstallSearXNGUsesTheWebServicesDNS(t *testing.T) {
+	cases := []struct {
+		name, webEnv string
+		args         []string
+		want         []string
+		refused      string
+	}{
+		{name: "WEB_DNS", webEnv: "WEB_DNS=192.168.1.1:53, [fd00::53]:53,9.9.9.9\n", want: []string{"192.168.1.1", "fd00::53", "9.9.9.9"}},
+		{name: "AI_DNS, the seed's name", webEnv: "AI_DNS=192.168.1.1\n", want: []string{"192.168.1.1"}},
+		{name: "WEB_DNS wins", webEnv: "AI_DNS=10.0.0.1\nWEB_DNS=192.168.1.1\n", want: []string{"192.168.1.1"}},
+		{name: "a port Docker cannot give", webEnv: "WEB_DNS=192.168.1.1:5353\n", refused: "WEB_DNS in "},
+		{name: "a name, not an address", webEnv: "AI_DNS=dns.lan\n", refused: "dns.lan is not an IP address"},
+		{name: "none set", webEnv: "# nothing\n"},
+		{name: "another SearXNG", webEnv: "WEB_SEARXNG_URL=https://search.lan\nWEB_DNS=192.168.1.1\n"},
+		{name: "the demo", webEnv: "WEB_DNS=192.168.1.1\n", args: []string{"--demo"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(dir, "secrets"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "secrets", "web.env"), []byte(tc.webEnv), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if tc.refused != "" {
+				r, err := tryInstall(t, dir, nil, tc.args...)
+				if err == nil || !strings.Contains(r.stderr, tc.refused) || !strings.Contains(r.stderr, "nothing was changed") {
+					t.Errorf("not refused with %q: %v\n%s", tc.refused, err, r.stderr)
+				}
+				if _, err := os.Stat(filepath.Join(dir, ".env")); err == nil || strings.Contains(r.log, " config") || strings.Contains(r.log, " up ") {
+					t.Errorf("refused after writing .env or running compose:\n%s", r.log)
+				}
+				return
+			}
+			r := runInstall(t, dir, nil, tc.args...)
+			var got []string
+			for _, k := range []string{"TOOLGATE_SEARXNG_DNS_1", "TOOLGATE_SEARXNG_DNS_2", "TOOLGATE_SEARXNG_DNS_3"} {
+				if v := r.env[k]; v != "" {
+					got = append(got, v)
+				}
+			}
+			if !slices.Equal(got, tc.want) || strings.Contains(r.env["COMPOSE_FILE"], "compose/searxng-dns.yaml") != (len(tc.want) > 0) {
+				t.Fatalf(".env DNS %v (COMPOSE_FILE=%q), want %v", got, r.env["COMPOSE_FILE"], tc.want)
+			}
+			if len(tc.want) == 0 {
+				return
+			}
+			if dns := composeConfig(t, dir)["searxng"].DNS; !slices.Equal(dns, tc.want) {
+				t.Errorf("compose gives searxng dns %q, want %q", dns, tc.want)
+			}
+		})
+	}
+}
+
+// Images are tagged per compose project, so a second checkout installed
+// under another project never replaces this one's images: .env names the
+// tag, compose runs the images with it, and TOOLGATE_TAG given now wins.
+func TestInstallTagsImagesPerProject(t *testing.T) {
+	dir := t.TempDir()
+	r := runInstall(t, dir, nil, "--project", "tgclone")
+	if r.env["TOOLGATE_TAG"] != "tgclone" {
+		t.Fatalf(".env TOOLGATE_TAG=%q, want the project's name", r.env["TOOLGATE_TAG"])
+	}
+	svcs := composeConfig(t, dir)
+	for name, s := range svcs {
+		if strings.HasPrefix(s.Image, "toolgate/") && !strings.HasSuffix(s.Image, ":tgclone") {
+			t.Errorf("%s runs %s, not the project's tag", name, s.Image)
+		}
+	}
+	if svcs["gateway"].Image != "toolgate/gateway:tgclone" {
+		t.Errorf("the gateway runs %q", svcs["gateway"].Image)
+	}
+	if r := runInstall(t, dir, map[string]string{"TOOLGATE_TAG": "v1"}); r.env["TOOLGATE_TAG"] != "v1" {
+		t.Errorf("TOOLGATE_TAG=v1 given: .env TOOLGATE_TAG=%q", r.env["TOOLGATE_TAG"])
+	}
+}
+
+// A re-run with the settings of the last one has no other stack to go
+// back to: a failed start says so instead of starting the same again.
+func TestInstallFailedRerunDoesNotStartTheSameTwice(t *testing.T) {
+	dir := t.TempDir()
+	runInstall(t, dir, nil)
+	fake := map[string]string{"FAKE_PS": "gateway policy web searxng", "FAKE_UP_ERROR": "container toolgate-web-1 is unhealthy", "FAKE_STATUS": "web: Up 1 minute (unhealthy)"}
+	r, err := tryInstall(t, dir, fake)
+	if err == nil || !strings.Contains(r.stderr, "the settings are those of the last run") || !strings.Contains(r.stderr, "  web: Up 1 minute (unhealthy)") {
+		t.Fatalf("a failed re-run: %v\n%s", err, r.stderr)
+	}
+	if n := strings.Count(r.log, " up -d --wait"); n != 1 {
+		t.Errorf("started %d times, want once:\n%s", n, r.log)
 	}
 }

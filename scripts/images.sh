@@ -6,6 +6,8 @@
 # so an image for another architecture needs no emulator.
 #
 #   scripts/images.sh            build every image, tagged toolgate/<name>:${TOOLGATE_TAG:-local}
+#                                (install.sh sets TOOLGATE_TAG to its compose project, so two
+#                                checkouts installed as two projects never share an image)
 #   scripts/images.sh gateway    build only the named ones
 #
 # For the Docker engine's platform (`docker info`: linux/amd64, linux/arm64,
@@ -88,7 +90,7 @@ for name in "${names[@]}"; do
 	}
 done
 rm -f "$image/app"
-docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep '^toolgate/' | sort
+docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep "^toolgate/[^:]*:$tag " | sort
 if [ "$platform" != "$engine" ]; then
 	echo "== built for $platform; this engine runs $engine: move them to a $platform host, e.g."
 	echo "   docker save $(printf 'toolgate/%s:'"$tag"' ' "${names[@]}")| ssh HOST docker load"

@@ -29,9 +29,9 @@ import (
 // repoRoot is where install.sh and compose.yaml live.
 var repoRoot, _ = filepath.Abs("../..")
 
-// probeImage is the probe built with the images under test
-// (TOOLGATE_TAG, as scripts/images.sh and compose tag them).
-var probeImage = "toolgate/probe:" + envOr("TOOLGATE_TAG", "local")
+// probeImage is the probe built with the images under test; TestStack
+// sets its tag (install.sh tags the images per compose project).
+var probeImage string
 
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
@@ -47,6 +47,18 @@ func TestStack(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
 	project := fmt.Sprintf("tge2e%d", time.Now().UnixNano()%1e9)
+	// install.sh tags the images with the project's name unless TOOLGATE_TAG
+	// says otherwise; this run's images go again at the end.
+	tag := envOr("TOOLGATE_TAG", project)
+	probeImage = "toolgate/probe:" + tag
+	if tag == project {
+		t.Cleanup(func() {
+			ids, _ := run(context.Background(), "docker", "image", "ls", "-q", "--filter", "reference=toolgate/*:"+tag)
+			if ids := strings.Fields(ids); len(ids) > 0 {
+				_, _ = run(context.Background(), "docker", append([]string{"image", "rm", "-f"}, ids...)...)
+			}
+		})
+	}
 	dir := t.TempDir()
 	secrets, envFile := filepath.Join(dir, "secrets"), filepath.Join(dir, "env")
 	compose := func(args ...string) []string {
@@ -69,7 +81,7 @@ func TestStack(t *testing.T) {
 	// install.sh only connects it to the clients network).
 	owui := project + "-openwebui"
 	if _, err := run(ctx, "docker", "create", "--name", owui, probeImage); err != nil {
-		if _, err := run(ctx, filepath.Join(repoRoot, "scripts/images.sh"), "probe"); err != nil {
+		if _, err := run(ctx, "env", "TOOLGATE_TAG="+tag, filepath.Join(repoRoot, "scripts/images.sh"), "probe"); err != nil {
 			t.Fatalf("build the probe image: %v", err)
 		}
 		if out, err := run(ctx, "docker", "create", "--name", owui, probeImage); err != nil {
@@ -185,8 +197,8 @@ func TestStack(t *testing.T) {
 
 	t.Run("a client in group nas reads Unraid", func(t *testing.T) {
 		// The shipped policy gives unraid only to admins and the nas group:
-		// add a nas client as an operator would and restart the gateway,
-		// which reads its tokens at start.
+		// add a nas client as an operator would; the running gateway takes
+		// it in from its first request, nothing restarted.
 		out, err := run(ctx, filepath.Join(repoRoot, "compose", ".build", "bin", "gateway"), "token", "e2e-nas", "nas")
 		if err != nil {
 			t.Fatalf("gateway token: %v %s", err, out)
@@ -210,19 +222,6 @@ func TestStack(t *testing.T) {
 		f.Close()
 		if err != nil {
 			t.Fatal(err)
-		}
-		if out, err := run(ctx, "docker", "restart", project+"-gateway-1"); err != nil {
-			t.Fatalf("restart gateway: %v %s", err, out)
-		}
-		for i := 0; ; i++ {
-			st, _ := run(ctx, "docker", "inspect", "-f", "{{.State.Health.Status}}", project+"-gateway-1")
-			if strings.TrimSpace(st) == "healthy" {
-				break
-			}
-			if i > 60 {
-				t.Fatalf("the gateway is not healthy after a restart: %s", st)
-			}
-			time.Sleep(time.Second)
 		}
 		out, err = run(ctx, "docker", "run", "--rm", "--network", project+"_clients",
 			"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "65532",
@@ -376,9 +375,13 @@ func TestStack(t *testing.T) {
 		survivesFaults(ctx, t, faultStack{project: project, token: token, userJWT: func() string { return userJWT("ann@example.org", "user") }})
 	})
 
+	// The gateway on the host's loopback, from the next step on (re-runs
+	// keep --publish): the switch test knocks on it with printed tokens.
+	var published string
 	t.Run("install.sh again, publishing on loopback, changes no secret", func(t *testing.T) {
 		before := snapshot(t, secrets)
 		publish := freeLoopback(t)
+		published = publish
 		out, err := install("--no-build", "--publish", publish)
 		if err != nil {
 			t.Fatalf("second install.sh: %v\n%s", err, out)
@@ -435,7 +438,7 @@ func TestStack(t *testing.T) {
 			"HA_TOKEN": "ha_token", "TULIPROX_USERNAME": "tuliprox_username", "TULIPROX_PASSWORD": "tuliprox_password"} {
 			args = append(args, "-e", "FAKES_"+env+"_FILE=/s/"+file)
 		}
-		if out, err := run(ctx, "docker", append(args, "toolgate/fakes:"+envOr("TOOLGATE_TAG", "local"))...); err != nil {
+		if out, err := run(ctx, "docker", append(args, "toolgate/fakes:"+tag)...); err != nil {
 			t.Fatalf("start the LAN's fake Sonarr: %v %s", err, out)
 		}
 		t.Cleanup(func() { _, _ = run(context.Background(), "docker", "rm", "-f", lan) })
@@ -497,6 +500,15 @@ func TestStack(t *testing.T) {
 		if tokens, err := os.ReadFile(filepath.Join(secrets, "gateway", "client_tokens")); err != nil || strings.Contains(string(tokens), " demo-admin ") || !strings.Contains(out, "removed the demo's admin token") {
 			t.Errorf("the real install kept the demo's admin token (%v):\n%s", err, out)
 		}
+		// ... and the running gateway refuses it at once, nothing restarted.
+		if code := gatewayStatus(t, published, "/mcp", adminToken); code != http.StatusUnauthorized {
+			t.Errorf("the removed demo-admin token: HTTP %d right after the real install, want 401", code)
+		}
+		// Only Sonarr is set up: the endpoints printed per client name
+		// /mcp/sonarr, never /mcp/radarr or /mcp/prowlarr (no tools there).
+		if !strings.Contains(out, "  openwebui (groups users): sonarr web") || strings.Contains(out, "radarr") || strings.Contains(out, "prowlarr") {
+			t.Errorf("install.sh did not print exactly the endpoints with tools:\n%s", out)
+		}
 		untouched("real arr")
 
 		write("arr.env", arrEnv("sonarr-lan"))
@@ -526,6 +538,36 @@ func TestStack(t *testing.T) {
 		if got := services(); !slices.Equal(got, demoSet) {
 			t.Errorf("back in the demo the project runs %v, want exactly %v", got, demoSet)
 		}
+		// A new demo-admin token, printed once: it works at once, through
+		// a real MCP client; the one removed before stays refused.
+		again := regexp.MustCompile(`(?m)^\s+(tg_[A-Za-z0-9_-]+)\s*$`).FindAllStringSubmatch(out, -1)
+		if len(again) != 1 {
+			t.Fatalf("back in the demo install.sh printed %d tokens, want the new demo-admin's:\n%s", len(again), out)
+		}
+		newAdmin := again[0][1]
+		probe, err := run(ctx, "docker", "run", "--rm", "--network", project+"_clients",
+			"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "65532",
+			probeImage, "-url", "http://gateway:8080/mcp/demo", "-token", newAdmin, "-demo=false", "-read", `demo_echo={"text":"again"}`)
+		if err != nil || !strings.Contains(probe, "\nPASS") {
+			t.Errorf("the demo-admin token just printed does not work: %v\n%s", err, strings.ReplaceAll(probe, newAdmin, "<demo-admin token>"))
+		}
+		if code := gatewayStatus(t, published, "/mcp", adminToken); code != http.StatusUnauthorized {
+			t.Errorf("the demo-admin token removed earlier: HTTP %d, want 401", code)
+		}
+		// The demo takes nothing of secrets/: web.env names the LAN's
+		// SearXNG, the demo's web asks its fake.
+		if env, _ := run(ctx, "docker", "inspect", "-f", "{{json .Config.Env}}", project+"-web-1"); !strings.Contains(env, "WEB_SEARXNG_URL=http://searxng-demo:8080") || strings.Contains(env, "searxng-lan") {
+			t.Errorf("the demo's web takes secrets/web.env: %s", env)
+		}
+		// OpenWebUI's OpenAPI URL is the tool server's address; the
+		// document answers there.
+		if code := gatewayGet(t, published, "/openapi/demo", newAdmin); code != http.StatusOK {
+			t.Errorf("GET /openapi/demo: HTTP %d, want the document", code)
+		}
+		// The images are the project's own.
+		if img, _ := run(ctx, "docker", "inspect", "-f", "{{.Config.Image}}", project+"-gateway-1"); strings.TrimSpace(img) != "toolgate/gateway:"+tag {
+			t.Errorf("the gateway runs %q, want toolgate/gateway:%s", strings.TrimSpace(img), tag)
+		}
 		if !regexp.MustCompile(`(?m)^  arr-demo: OK$`).MatchString(out) {
 			t.Errorf("the demo's arr is not ready again:\n%s", out)
 		}
@@ -545,6 +587,35 @@ func TestStack(t *testing.T) {
 			t.Error("--down changed the secrets")
 		}
 	})
+}
+
+// gatewayStatus POSTs a ping to the gateway published at addr with token
+// and returns the HTTP status: 401 when the token is refused.
+func gatewayStatus(t *testing.T, addr, path, token string) int {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+addr+path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// gatewayGet GETs path of the gateway published at addr with token.
+func gatewayGet(t *testing.T, addr, path, token string) int {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+addr+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	res.Body.Close()
+	return res.StatusCode
 }
 
 // freeLoopback returns a 127.0.0.1 address with a port nobody listens on.

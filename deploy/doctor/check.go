@@ -24,6 +24,7 @@ const (
 	RulePolicyIsolated  = "policy reachable only by the gateway"
 	RulePolicyAuth      = "policy requires a token"
 	RulePolicyNoInputs  = "policy logs no call inputs"
+	RuleOwnImages       = "images of this project"
 )
 
 // Finding is one rule checked for one container (or network).
@@ -45,6 +46,9 @@ type Stack struct {
 	// Approvals is the host address the approval page (the gateway's
 	// admin listener, port 8081) may be published on (TOOLGATE_APPROVALS).
 	Approvals string
+	// Tag is the tag of the project's own images (install.sh: the project's
+	// name, or TOOLGATE_TAG); empty skips the check.
+	Tag string
 }
 
 // gatewayService is the only container that may sit on the clients
@@ -166,6 +170,13 @@ func checkContainer(s Stack, c container.InspectResponse) []Finding {
 	}
 	add(RuleHealthy, health == string(container.Healthy), "health is %s", health)
 
+	// A toolgate image under another tag was built by another checkout (or
+	// before images were tagged per project): what runs is not this tree.
+	if image := imageOf(c); s.Tag != "" && strings.HasPrefix(image, "toolgate/") {
+		_, tag, _ := strings.Cut(strings.TrimPrefix(image, "toolgate/"), ":")
+		add(RuleOwnImages, tag == s.Tag, "runs %s, not this project's tag %s: built by another checkout, or before images were tagged per project; run ./install.sh (or doctor -tag TAG for a TOOLGATE_TAG of your own)", image, s.Tag)
+	}
+
 	if name == policyService {
 		shared := sharedWithOthers(s, c)
 		add(RulePolicyIsolated, len(shared) == 0, "reachable from %s: any of them could query or rewrite the policy", strings.Join(shared, ", "))
@@ -186,6 +197,13 @@ func checkContainer(s Stack, c container.InspectResponse) []Finding {
 		add(RulePolicyNoInputs, !consoleLog, "OPA's console decision log writes every call's arguments to docker logs")
 	}
 	return out
+}
+
+func imageOf(c container.InspectResponse) string {
+	if c.Config == nil {
+		return ""
+	}
+	return c.Config.Image
 }
 
 // sharedWithOthers lists "container (network)" for every container other

@@ -177,3 +177,29 @@ func TestDoctorAllowsTheRequestedPublish(t *testing.T) {
 		t.Fatalf("the requested publish was refused: %+v", fs)
 	}
 }
+
+// A toolgate image under another tag than the project's was built by
+// another checkout: flagged, naming image and tag. Images of others
+// (SearXNG's) and a stack checked without a tag are not.
+func TestDoctorFlagsImagesOfAnotherCheckout(t *testing.T) {
+	s := goodStack()
+	s.Tag = "tg"
+	s.Containers[0].Config.Image = "toolgate/gateway:tg"
+	s.Containers[1].Config.Image = "toolgate/arr:local"
+	s.Containers[2].Config.Image = "openpolicyagent/opa:latest"
+	var own []Finding
+	for _, f := range Check(s) {
+		if f.Rule == RuleOwnImages {
+			own = append(own, f)
+		}
+	}
+	if len(own) != 2 || !own[0].OK || own[1].OK || !strings.Contains(own[1].Detail, "runs toolgate/arr:local, not this project's tag tg") {
+		t.Fatalf("findings %+v, want the gateway OK and arr flagged", own)
+	}
+	s.Tag = ""
+	for _, f := range Check(s) {
+		if f.Rule == RuleOwnImages {
+			t.Errorf("checked without a tag: %+v", f)
+		}
+	}
+}

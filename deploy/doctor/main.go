@@ -9,7 +9,7 @@
 // (its upstream reachable, its credentials accepted) and prints OK or what
 // to fix per service; readiness never changes the exit code.
 //
-//	go run ./deploy/doctor [-project toolgate] [-publish 127.0.0.1:8080]
+//	go run ./deploy/doctor [-project toolgate] [-publish 127.0.0.1:8080] [-tag TAG]
 package main
 
 import (
@@ -29,7 +29,11 @@ func main() {
 	project := flag.String("project", envOr("COMPOSE_PROJECT_NAME", "toolgate"), "compose project name")
 	publish := flag.String("publish", os.Getenv("TOOLGATE_PUBLISH"), "host address the gateway was asked to be published on")
 	approvals := flag.String("approvals", os.Getenv("TOOLGATE_APPROVALS"), "host address the approval page was asked to be published on")
+	tag := flag.String("tag", os.Getenv("TOOLGATE_TAG"), "tag of the project's own toolgate/* images (default: the project's name, as install.sh tags them)")
 	flag.Parse()
+	if *tag == "" {
+		*tag = *project
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	stack, err := inspect(ctx, *project)
@@ -37,7 +41,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "doctor:", err)
 		os.Exit(2)
 	}
-	stack.Publish, stack.Approvals = *publish, *approvals
+	stack.Publish, stack.Approvals, stack.Tag = *publish, *approvals, *tag
 	findings := Check(stack)
 	printTable(os.Stdout, findings)
 	if len(stack.Containers) == 0 {

@@ -1,6 +1,9 @@
 package sonarr_test
 
 import (
+	"encoding/json"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -8,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/services/arr/arrapi"
 	"github.com/toolgate/toolgate/services/arr/sonarr/fakesonarr"
+	"github.com/toolgate/toolgate/services/gateway/admin"
 	"github.com/toolgate/toolgate/services/gateway/gatewaytest"
 )
 
@@ -175,6 +179,44 @@ func TestGatewayReads(t *testing.T) {
 	for _, s := range []string{fakesonarr.ProwlarrKey, fakesonarr.TrackerPasskey, "magnet:"} {
 		if strings.Contains(g.Wire.String(), s) {
 			t.Fatalf("wire shows %q", s)
+		}
+	}
+}
+
+// With only Sonarr configured, the arr service offers Sonarr's tools only:
+// the gateway's endpoint listing (what install.sh prints) names
+// /mcp/sonarr for the clients whose groups may use arr, never /mcp/radarr
+// or /mcp/prowlarr, which would list no tools, nor /mcp/arr, which the
+// toolsets replace; a client whose groups allow nothing gets none.
+func TestOnlySonarrConfiguredListsOnlyTheSonarrEndpoint(t *testing.T) {
+	_, g := startGateway(t, false)
+	code, body := g.Admin(http.MethodGet, "/admin/endpoints", "")
+	var list admin.EndpointList
+	if err := json.Unmarshal(body, &list); code != http.StatusOK || err != nil {
+		t.Fatalf("GET /admin/endpoints: HTTP %d %s", code, body)
+	}
+	got := map[string][]string{}
+	for _, c := range list.Clients {
+		for _, e := range c.Endpoints {
+			if e.Tools <= 0 {
+				t.Errorf("%s: endpoint %s listed with %d tools", c.Client, e.Endpoint, e.Tools)
+			}
+			got[c.Client] = append(got[c.Client], e.Endpoint)
+		}
+	}
+	for client, want := range map[string][]string{"openwebui": {"sonarr"}, "admin": {"sonarr"}, "kiosk": {"sonarr"}, "stranger": nil} {
+		if !slices.Equal(got[client], want) {
+			t.Errorf("%s: endpoints %v, want %v", client, got[client], want)
+		}
+	}
+	// The count is what the client's own tools/list shows there.
+	res, err := g.ClientAt("openwebui", "", "/mcp/sonarr").ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list.Clients {
+		if c.Client == "openwebui" && (len(c.Endpoints) != 1 || c.Endpoints[0].Tools != len(res.Tools)) {
+			t.Errorf("openwebui: listed %v, its tools/list on /mcp/sonarr has %d tools", c.Endpoints, len(res.Tools))
 		}
 	}
 }

@@ -163,8 +163,11 @@ type handler struct {
 	events  Events
 	// explainer answers POST /admin/explain (WithExplainer).
 	explainer Explainer
-	log       *slog.Logger
-	mux       *http.ServeMux
+	// catalog answers GET /admin/endpoints and POST /admin/refresh
+	// (WithCatalog).
+	catalog Catalog
+	log     *slog.Logger
+	mux     *http.ServeMux
 }
 
 // NewHandler returns the admin API. token must be at least MinTokenLen bytes
@@ -185,6 +188,7 @@ func NewHandler(token []byte, t TicketStore, p PinStore, ev Events, logger *slog
 	for _, o := range opts {
 		o(h)
 	}
+	h.routeCatalog()
 	h.route("GET", "/admin/tickets", h.listTickets)
 	h.route("GET", "/admin/tickets/{id}", h.showTicket)
 	h.route("POST", "/admin/tickets/{id}/approve", h.decide("approved", t.Approve))

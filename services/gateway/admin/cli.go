@@ -34,7 +34,9 @@ const Usage = `usage:
                                     TOOL is @instructions for a service's instructions
   policy explain --client NAME [--user USER [--role ROLE]] [--endpoint /mcp/NAME] [--json] TOOL [ARGS]
                                     what a call of TOOL with ARGS (a JSON object) would meet: the
-                                    decision, its reason and reason id, and whether a person is asked`
+                                    decision, its reason and reason id, and whether a person is asked
+  endpoints list [--refresh]        per client token, the endpoints (/mcp/<name>) that show it tools
+                                    (--refresh: read every service's tools again first)`
 
 // Errors of CLI.Run; check them with errors.Is.
 var (
@@ -95,6 +97,8 @@ func (c *CLI) Run(ctx context.Context, args []string) error {
 		return c.decidePin(ctx, "reject", args[2:])
 	case "policy explain":
 		return c.explainCmd(ctx, args[2:])
+	case "endpoints list":
+		return c.listEndpoints(ctx, args[2:])
 	}
 	return usageError(fmt.Sprintf("unknown subcommand %q", display(strings.Join(args[:2], " "))))
 }

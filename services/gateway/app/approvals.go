@@ -18,11 +18,12 @@ import (
 // /admin/, the approval page under /approvals/; buildConsole adds the
 // console under /console/, the listener's home) and the notifications, and
 // returns what the router calls when a ticket starts waiting. refresh
-// re-reads a service after an operator accepted one of its pins.
-func (g *Gateway) buildApprovals(cfg Config, auditLog *audit.Logger, o Options, refresh func(service string)) (func(tickets.Ticket), error) {
+// re-reads a service after an operator accepted one of its pins; cat
+// answers the admin API's endpoint listing.
+func (g *Gateway) buildApprovals(cfg Config, auditLog *audit.Logger, o Options, refresh func(service string), cat *endpointCatalog) (func(tickets.Ticket), error) {
 	events := &ticketEvents{metrics: g.Metrics, audit: auditLog, now: o.Now, refresh: refresh}
 	g.events, g.explainer = events, &explainer{}
-	api, err := admin.NewHandler(cfg.AdminToken, g.Tickets, g.Pins, events, o.Logger, admin.WithExplainer(g.explainer))
+	api, err := admin.NewHandler(cfg.AdminToken, g.Tickets, g.Pins, events, o.Logger, admin.WithExplainer(g.explainer), admin.WithCatalog(cat))
 	if err != nil {
 		return nil, fmt.Errorf("gateway: admin: %w", err)
 	}

@@ -43,8 +43,10 @@ type ServiceConfig struct {
 type Config struct {
 	Listen      string
 	AdminListen string
-	// Tokens holds the client token hashes.
+	// Tokens holds the client token hashes. With TokensFile set the file is
+	// followed instead: its changes take effect while the gateway runs.
 	Tokens         *auth.Tokens
+	TokensFile     string
 	AllowedOrigins []string
 	// PublicURL is the gateway's base URL as clients reach it; the OpenAPI
 	// documents name it as their server. Empty: a relative server URL.
@@ -119,6 +121,9 @@ type Gateway struct {
 	Policy  policy.Engine
 	// Sessions holds the MCP sessions of clients.
 	Sessions *sessions.Store
+	// Tokens follows the client tokens file (nil with Config.Tokens only);
+	// its Run reads the file every second.
+	Tokens *auth.TokenFile
 	// Page is the approval page on the admin listener (nil without an
 	// admin token); Notifier tells people a ticket waits.
 	Page     *approvals.Page
@@ -173,7 +178,7 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = backend.NewHTTPClient()
 	}
-	if cfg.Tokens == nil {
+	if cfg.Tokens == nil && cfg.TokensFile == "" {
 		return nil, errors.New("gateway: no client tokens configured")
 	}
 	engine := o.Policy
@@ -260,9 +265,10 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	// Backends and the admin API refresh services through r; the router
 	// they refresh is built after them.
 	r := &lazyRefresh{}
+	cat := &endpointCatalog{toolsets: cfg.Toolsets}
 	var onPending func(tickets.Ticket)
 	if len(cfg.AdminToken) > 0 {
-		if onPending, err = g.buildApprovals(cfg, auditLog, o, r.refresh); err != nil {
+		if onPending, err = g.buildApprovals(cfg, auditLog, o, r.refresh, cat); err != nil {
 			return nil, err
 		}
 	}
@@ -291,7 +297,26 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 	if users.Now == nil {
 		users.Now = o.Now
 	}
-	authn, err := auth.NewAuthenticator(cfg.Tokens, cfg.AllowedOrigins, users, o.Logger)
+	var clients auth.TokenSource = cfg.Tokens
+	if cfg.TokensFile != "" {
+		g.Tokens, err = auth.OpenTokenFile(cfg.TokensFile, auth.TokenFileOptions{
+			Validate: users.Accepts, Logger: o.Logger, Now: o.Now,
+			// A session belongs to the token that opened it: gone with it.
+			OnChange: func(old, new *auth.Tokens) {
+				for _, name := range auth.Gone(old, new) {
+					if n := g.Sessions.EndClient(name); n > 0 {
+						o.Logger.Info("sessions ended: their client token left the tokens file or changed", "client", name, "sessions", n)
+					}
+				}
+			},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+		clients = g.Tokens
+	}
+	cat.router, cat.tokens = g.Router, clients
+	authn, err := auth.NewAuthenticator(clients, cfg.AllowedOrigins, users, o.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/toolerr"
 	"github.com/toolgate/toolgate/internal/toolkit"
+	"github.com/toolgate/toolgate/services/gateway/admin"
 	"github.com/toolgate/toolgate/services/gateway/app"
 	"github.com/toolgate/toolgate/services/gateway/catalog"
 )
@@ -346,5 +347,49 @@ func TestAToolTheServiceDroppedLeavesTheCatalog(t *testing.T) {
 	waitFor(t, "withdrawn", func() bool { return !slices.Contains(listNames(t, c), "demo_echo") })
 	if got := listNames(t, c); !slices.Contains(got, "demo_counter_add") {
 		t.Fatalf("the service's other tools went too: %v", got)
+	}
+}
+
+// TestTheAdminAPIRefreshesTheCatalogAtOnce: after a switch install.sh asks
+// the gateway (POST /admin/refresh) instead of waiting for the periodic
+// refresh; GET /admin/endpoints then counts, per client, the tools its own
+// tools/list shows.
+func TestTheAdminAPIRefreshesTheCatalogAtOnce(t *testing.T) {
+	h := newHarness(t)
+	counts := func() map[string]int {
+		t.Helper()
+		code, body := h.Admin(http.MethodGet, "/admin/endpoints", "")
+		var list admin.EndpointList
+		if err := json.Unmarshal(body, &list); code != http.StatusOK || err != nil {
+			t.Fatalf("GET /admin/endpoints: HTTP %d %s", code, body)
+		}
+		out := map[string]int{}
+		for _, c := range list.Clients {
+			for _, e := range c.Endpoints {
+				out[c.Client+" "+e.Endpoint] = e.Tools
+			}
+		}
+		return out
+	}
+	before := counts()
+	if before["openwebui demo"] == 0 || before["stranger demo"] != 0 {
+		t.Fatalf("endpoints before: %v", before)
+	}
+	listed, err := h.client("openwebui", "", "/mcp/demo").ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil || len(listed.Tools) != before["openwebui demo"] {
+		t.Fatalf("openwebui's tools/list has %d tools, the listing says %d (%v)", len(listed.Tools), before["openwebui demo"], err)
+	}
+	var one []toolkit.Tool
+	for _, tl := range h.demo.tools() {
+		if tl.Name == "demo_echo" {
+			one = append(one, tl)
+		}
+	}
+	h.SetService(h.NewService(one).Handler())
+	if code, body := h.Admin(http.MethodPost, "/admin/refresh", ""); code != http.StatusOK {
+		t.Fatalf("POST /admin/refresh: HTTP %d %s", code, body)
+	}
+	if after := counts(); after["openwebui demo"] != 1 {
+		t.Fatalf("after the refresh openwebui sees %d tools on /mcp/demo, want 1", after["openwebui demo"])
 	}
 }

@@ -44,6 +44,8 @@ const Usage = `usage: gateway [serve]                 run the gateway (configure
                                         review, accept or reject changed tool definitions and instructions (admin API)
        gateway policy explain --client NAME [--user USER [--role ROLE]] [--endpoint /mcp/NAME] [--json] TOOL [ARGS]
                                         what a call would meet: decision, reason, reason id, whether a person is asked (admin API)
+       gateway endpoints list [--refresh]
+                                        per client token, the endpoints that show it tools (admin API; install.sh prints them)
        gateway stdio                    bridge stdin/stdout to the gateway for desktop MCP clients
        gateway healthcheck              probe the local gateway (container HEALTHCHECK)`
 
@@ -115,7 +117,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		fmt.Fprintf(stdout, "%s\n", key)
 		return nil
-	case "approvals", "pins", "policy":
+	case "approvals", "pins", "policy", "endpoints":
 		l := config.FromEnv()
 		base := l.String(EnvAdminURL, "http://127.0.0.1:8081")
 		token := l.Secret(EnvAdminToken)

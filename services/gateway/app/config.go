@@ -194,7 +194,7 @@ func LoadConfig(l *config.Loader) (Config, error) {
 		if terr != nil {
 			problems = append(problems, &config.SettingError{Name: EnvClientTokensFile, Problem: tokenProblem(terr)})
 		}
-		cfg.Tokens = tokens
+		cfg.Tokens, cfg.TokensFile = tokens, tokensPath
 		if names := tokens.Names(auth.UserJWT); len(names) > 0 && len(cfg.UserTokens.Secret) == 0 {
 			problems = append(problems, &config.SettingError{Name: EnvUserJWTSecret + "_FILE",
 				Problem: "is required: client " + strings.Join(names, ", ") + " has user=jwt (the same secret as OpenWebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET)"})

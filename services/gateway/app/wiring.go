@@ -31,8 +31,8 @@ func NewGateway(lc fx.Lifecycle, cfg Config, log *slog.Logger) (*Gateway, error)
 	return g, nil
 }
 
-// Serve starts the public and admin listeners and the tool refresh loop
-// with fx, and stops them gracefully.
+// Serve starts the public and admin listeners, the tool refresh loop and
+// the tokens file's reload with fx, and stops them gracefully.
 func Serve(lc fx.Lifecycle, cfg Config, g *Gateway, log *slog.Logger) {
 	ctx, cancel := context.WithCancel(context.Background())
 	servers := []*http.Server{newServer(cfg.Listen, g.Public)}
@@ -56,6 +56,9 @@ func Serve(lc fx.Lifecycle, cfg Config, g *Gateway, log *slog.Logger) {
 				}()
 			}
 			go g.Router.Run(ctx, cfg.RefreshInterval)
+			if g.Tokens != nil {
+				go g.Tokens.Run(ctx)
+			}
 			return nil
 		},
 		OnStop: func(stop context.Context) error {

@@ -46,6 +46,15 @@ type UserTokens struct {
 	Now func() time.Time
 }
 
+// Accepts says whether the clients of t can be served with u: a client
+// with user=jwt needs the secret its user tokens are signed with.
+func (u UserTokens) Accepts(t *Tokens) error {
+	if names := t.Names(UserJWT); len(names) > 0 && len(u.Secret) == 0 {
+		return fmt.Errorf("client %s has user=jwt but no end-user token secret is configured (TOOLGATE_USER_JWT_SECRET_FILE)", strings.Join(names, ", "))
+	}
+	return nil
+}
+
 // userClaims are the claims OpenWebUI writes.
 type userClaims struct {
 	Email string `json:"email"`

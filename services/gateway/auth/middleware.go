@@ -32,23 +32,28 @@ const (
 // Authenticator checks Origin, bearer token and end-user headers before a
 // request reaches the gateway's handlers.
 type Authenticator struct {
-	tokens  *Tokens
+	tokens  TokenSource
 	origins map[string]struct{}
 	users   *UserTokens
 	logger  *slog.Logger
 }
 
-// NewAuthenticator returns an Authenticator that accepts the clients in
-// tokens and, for requests that carry an Origin header, only the listed
-// origins (scheme://host[:port]). users verifies the end-user tokens of
-// clients with user=jwt; it is required when any client has that mode. A
-// nil logger discards logs.
-func NewAuthenticator(tokens *Tokens, allowedOrigins []string, users UserTokens, logger *slog.Logger) (*Authenticator, error) {
+// NewAuthenticator returns an Authenticator that accepts the clients of
+// tokens (a *Tokens, or a *TokenFile whose changes take effect at once)
+// and, for requests that carry an Origin header, only the listed origins
+// (scheme://host[:port]). users verifies the end-user tokens of clients
+// with user=jwt; it is required when any client has that mode (a
+// TokenFile should refuse such a change: TokenFileOptions.Validate with
+// users.Accepts). A nil logger discards logs.
+func NewAuthenticator(tokens TokenSource, allowedOrigins []string, users UserTokens, logger *slog.Logger) (*Authenticator, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if len(tokens.Names(UserJWT)) > 0 && len(users.Secret) == 0 {
-		return nil, errors.New("a client has user=jwt but no end-user token secret is configured")
+	if tokens == nil || tokens.Current() == nil {
+		return nil, errors.New("no client tokens")
+	}
+	if err := users.Accepts(tokens.Current()); err != nil {
+		return nil, err
 	}
 	if len(users.Secret) > 0 && len(users.Secret) < MinUserTokenSecret {
 		return nil, fmt.Errorf("the end-user token secret is too short: need at least %d bytes", MinUserTokenSecret)
@@ -100,7 +105,15 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, "missing or malformed bearer token")
 			return
 		}
-		client, ok := a.tokens.Lookup(token)
+		tokens := a.tokens.Current()
+		client, ok := tokens.Lookup(token)
+		if !ok {
+			// Minted a moment ago? The file is looked at again first.
+			if again := a.tokens.Recheck(); again != nil {
+				tokens = again
+				client, ok = tokens.Lookup(token)
+			}
+		}
 		if !ok {
 			a.logger.Info("auth rejected", "remote", r.RemoteAddr, "reason", "unknown bearer token")
 			w.Header().Set("WWW-Authenticate", realm+`, error="invalid_token"`)
@@ -115,6 +128,15 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		ctx := WithIdentity(r.Context(), Identity{Client: client, User: user, UserRole: role, UserMissing: missing})
+		if r.Method == http.MethodGet {
+			// A GET may be an event stream that stays open for hours: it
+			// ends when its token leaves the tokens file. Other requests
+			// end by themselves, and cutting a write off midway would leave
+			// its outcome unknown.
+			var stop func()
+			ctx, stop = a.whileValid(ctx, tokens, token, client)
+			defer stop()
+		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

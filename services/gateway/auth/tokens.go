@@ -111,6 +111,10 @@ type entry struct {
 // uses subtle.ConstantTimeCompare as a belt-and-braces measure.
 type Tokens struct {
 	byHash map[[sha256.Size]byte]entry
+	// changed ends when a TokenFile replaces these tokens (nil: never), so
+	// a long request authenticated with them can check its token is still
+	// there.
+	changed context.Context
 }
 
 // Names returns the names of the clients with end-user mode m, sorted.

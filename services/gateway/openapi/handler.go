@@ -45,8 +45,8 @@ type Config struct {
 	PublicURL string
 }
 
-// Handler serves GET /openapi/<name>/openapi.json and
-// POST /openapi/<name>/<tool>. The caller's identity must be in the request
+// Handler serves GET /openapi/<name>/openapi.json (and the same document
+// at /openapi/<name> and /openapi/<name>/) and POST /openapi/<name>/<tool>. The caller's identity must be in the request
 // context: the gateway's authentication middleware runs first.
 type Handler struct {
 	cfg     Config
@@ -73,8 +73,14 @@ func (h *Handler) ServerURL(endpoint string) string {
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, Prefix)
-	endpoint, leaf, two := strings.Cut(rest, "/")
-	if !ok || !two || endpoint == "" || leaf == "" || strings.Contains(leaf, "/") {
+	endpoint, leaf, _ := strings.Cut(rest, "/")
+	if ok && endpoint != "" && leaf == "" {
+		// The tool server's own address, /openapi/<service>, is what a
+		// person gives OpenWebUI (it appends /openapi.json itself) and so
+		// what they try first: it answers the document too.
+		leaf = DocumentFile
+	}
+	if !ok || endpoint == "" || strings.Contains(leaf, "/") {
 		writeError(w, http.StatusNotFound, toolerr.New(toolerr.NotFound, "no such path; documents are at /openapi/<service>/openapi.json"))
 		return
 	}

@@ -125,3 +125,33 @@ func TestLeftOutToolIsLoggedOnce(t *testing.T) {
 		t.Fatalf("logged %d times:\n%s", n, logs.String())
 	}
 }
+
+// The tool server's address, /openapi/<service> (what the README and
+// docs/clients.md tell a person to give OpenWebUI, which appends
+// /openapi.json itself), answers the same document as
+// /openapi/<service>/openapi.json, with or without a trailing slash; its
+// server URL stays the tool server's address, so calls go to
+// /openapi/<service>/<tool>.
+func TestTheToolServerAddressAnswersItsDocument(t *testing.T) {
+	h := New(Config{}, &echoCatalog{}, nil)
+	get := func(method, path string) (int, string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+		return rec.Code, rec.Body.String()
+	}
+	code, want := get(http.MethodGet, "/openapi/demo/openapi.json")
+	if code != http.StatusOK || !strings.Contains(want, `"operationId":"demo_echo"`) || !strings.Contains(want, `"url":"/openapi/demo"`) {
+		t.Fatalf("the document: HTTP %d %s", code, want)
+	}
+	for _, path := range []string{"/openapi/demo", "/openapi/demo/"} {
+		if code, got := get(http.MethodGet, path); code != http.StatusOK || got != want {
+			t.Errorf("GET %s: HTTP %d, not the document:\n%s", path, code, got)
+		}
+	}
+	if code, body := get(http.MethodPost, "/openapi/demo"); code != http.StatusMethodNotAllowed || !strings.Contains(body, "read with GET") {
+		t.Errorf("POST /openapi/demo: HTTP %d %s", code, body)
+	}
+	if code, _ := get(http.MethodGet, "/openapi/"); code != http.StatusNotFound {
+		t.Errorf("GET /openapi/: HTTP %d, want 404", code)
+	}
+}

@@ -74,6 +74,8 @@ type session struct {
 	// of its initialize, so one ended before that would be registered again
 	// afterwards and never freed.
 	ready bool
+	// doomed: EndClient came while it was opening; Opened ends it.
+	doomed bool
 }
 
 type client struct {
@@ -289,7 +291,7 @@ func (s *Store) Opened(id string, ok bool) {
 		return
 	}
 	var dropped []*session
-	if !ok {
+	if !ok || se.doomed {
 		dropped = append(dropped, s.removeLocked(se))
 	} else {
 		// Just used: the newest, never the one to make room.
@@ -364,6 +366,27 @@ func (s *Store) close(dropped []*session) {
 			closer(se.id)
 		}
 	}
+}
+
+// EndClient ends every session of client name (its token left the tokens
+// file, or changed) and returns how many; they then answer as ended. A
+// session whose initialize is still running is ended when it finishes
+// (Opened), since mcp-go registers it only then.
+func (s *Store) EndClient(name string) int {
+	s.mu.Lock()
+	var dropped []*session
+	if c, ok := s.clients[name]; ok {
+		for _, se := range c.sessions {
+			if !se.ready {
+				se.doomed = true
+				continue
+			}
+			dropped = append(dropped, s.removeLocked(se))
+		}
+	}
+	s.mu.Unlock()
+	s.close(dropped)
+	return len(dropped)
 }
 
 // Prune ends the sessions unused for longer than the idle TTL and returns

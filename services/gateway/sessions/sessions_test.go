@@ -494,3 +494,33 @@ func TestStatsCountOpenEvictedAndRefused(t *testing.T) {
 		})
 	}
 }
+
+// EndClient ends every session of one client (its token was removed) and
+// no other's; one still opening is ended once its initialize finished, so
+// mcp-go, which registers it only then, lets go of it too.
+func TestEndClientEndsOnlyThatClientsSessions(t *testing.T) {
+	s := sessions.New(sessions.Config{})
+	var c closed
+	r := resolve(s, "", c.close)
+	gone1, gone2, kept := open(t, s, r, "demo-admin"), open(t, s, r, "demo-admin"), open(t, s, r, "openwebui")
+	m, o := opening(t, r, "demo-admin")
+	still := m.Generate()
+	if n := s.EndClient("demo-admin"); n != 2 {
+		t.Fatalf("EndClient ended %d sessions, want the 2 ready ones", n)
+	}
+	if got := c.list(); !slices.Contains(got, gone1) || !slices.Contains(got, gone2) || slices.Contains(got, still) || len(got) != 2 {
+		t.Fatalf("closed %v, want %s and %s only (the opening one later)", got, gone1, gone2)
+	}
+	for _, id := range []string{gone1, gone2} {
+		if term, err := managerFor(t, r, "demo-admin").Validate(id); !term && err == nil {
+			t.Errorf("session %s of the removed client is still valid", id)
+		}
+	}
+	if _, err := managerFor(t, r, "openwebui").Validate(kept); err != nil {
+		t.Errorf("another client's session was ended: %v", err)
+	}
+	s.Opened(o.ID, true)
+	if got := c.list(); !slices.Contains(got, still) || s.CountFor("demo-admin") != 0 {
+		t.Errorf("the session that was opening survived EndClient: closed %v, demo-admin holds %d", got, s.CountFor("demo-admin"))
+	}
+}
