@@ -321,8 +321,8 @@ func Build(ctx context.Context, cfg Config, o Options) (_ *Gateway, err error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	if g.explainer != nil {
-		tokens := cfg.Tokens
-		g.explainer.set(g.Router, authn, func() *auth.Tokens { return tokens })
+		// The clients as the tokens file has them now, not at start.
+		g.explainer.set(g.Router, authn, clients.Current)
 	}
 	if g.Window != nil {
 		if err = g.buildConsole(cfg, o); err != nil {

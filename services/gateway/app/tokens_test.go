@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/services/gateway/admin"
 	"github.com/toolgate/toolgate/services/gateway/app"
 	"github.com/toolgate/toolgate/services/gateway/auth"
 )
@@ -169,5 +170,32 @@ func TestAnEventStreamEndsWithItsToken(t *testing.T) {
 	case <-ended:
 	case <-ctx.Done():
 		t.Fatal("the removed token's event stream is still open")
+	}
+}
+
+// `gateway policy explain` and the console's form know the clients as the
+// tokens file has them now: one written in after the start is explained,
+// one taken out is not.
+func TestExplainFollowsTheTokensFile(t *testing.T) {
+	r := newTokensFileRig(t)
+	cli := &admin.CLI{BaseURL: r.AdminURL, Token: []byte(adminToken), HTTPClient: http.DefaultClient}
+	explain := func(client string) error {
+		t.Helper()
+		cli.Out = io.Discard
+		return cli.Run(t.Context(), []string{"policy", "explain", "--client", client, "demo_echo", `{"text":"hi"}`})
+	}
+	if err := explain("hermes"); err == nil {
+		t.Fatal("a client the tokens file does not name was explained")
+	}
+	_, hermesLine := mintLine(t, "hermes", "users")
+	r.write(t, r.line, hermesLine)
+	r.gw.Tokens.Check()
+	if err := explain("hermes"); err != nil {
+		t.Fatalf("the client written into the tokens file: %v", err)
+	}
+	r.write(t, hermesLine)
+	r.gw.Tokens.Check()
+	if err := explain("demo-admin"); err == nil {
+		t.Fatal("the client taken out of the tokens file is still explained")
 	}
 }
